@@ -1,0 +1,80 @@
+"""ELMo feature files: every biLM layer per sentence, in allennlp's ``elmo --all`` HDF5 layout.
+
+One dataset per sentence, named by the sentence's index in the input (``"0"``, ``"1"``, ...),
+shape (L + 1, n_tokens, 2 * projection_dim), sentence boundaries removed; plus a
+``sentence_to_index`` dataset holding a JSON object mapping the space-joined sentence to its index
+(for duplicates the last index wins, as in allennlp — the per-index datasets stay complete).
+Vectors are computed statelessly (zero LSTM state per sentence), so a sentence gets the same
+vectors whatever else is in its batch.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator
+
+import h5py
+import numpy as np
+import torch
+
+from ..bilm.model import BiLM
+from ..console import Throttle, log
+from ..data.character_ids import batch_to_char_ids
+from ..io import InputError, atomic_path
+
+
+@torch.no_grad()
+def embed_sentences(model: BiLM, sentences: list[list[str]], batch_size: int = 64
+                    ) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield ``(index, layers)`` with layers (L + 1, n_tokens, 2P) float32, in length-bucketed order.
+
+    Raises:
+        ValueError: an empty sentence (it has no vectors; allennlp rejects it too).
+    """
+    model.eval()
+    for i, sentence in enumerate(sentences):
+        if not sentence:
+            raise ValueError(f"sentence {i} is empty")
+    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+    throttle = Throttle(30.0)
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        char_ids = torch.from_numpy(batch_to_char_ids([sentences[i] for i in idx]))
+        layers = model.layers(char_ids)                                       # (B, L+1, T+2, 2P)
+        for b, i in enumerate(idx):
+            yield i, layers[b, :, 1:len(sentences[i]) + 1].numpy()
+        if throttle():
+            log(f"embedded {start + len(idx):,}/{len(order):,} sentences")
+
+
+def write_features(path: str | Path, model: BiLM, sentences: list[list[str]], batch_size: int = 64,
+                   dtype: str = "float16") -> None:
+    """Embed ``sentences`` and write them atomically to ``path`` (see module docstring)."""
+    with atomic_path(path) as tmp:
+        with h5py.File(tmp, "w") as out:
+            for i, layers in embed_sentences(model, sentences, batch_size):
+                out.create_dataset(str(i), data=layers.astype(dtype))
+            index = {" ".join(s): str(i) for i, s in enumerate(sentences)}
+            out.create_dataset("sentence_to_index", data=json.dumps(index, ensure_ascii=False))
+
+
+def read_all(path: str | Path) -> list[np.ndarray]:
+    """All sentences' layers in index order, as stored (e.g. float16), each (L + 1, n, D).
+
+    Raises:
+        InputError: missing or unreadable file, or indices that are not 0..N-1.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "feature file not found")
+    try:
+        with h5py.File(path, "r") as handle:
+            keys = [k for k in handle.keys() if k != "sentence_to_index"]
+            if sorted(keys, key=int) != [str(i) for i in range(len(keys))]:
+                raise InputError(path, "sentence keys are not the indices 0..N-1")
+            return [handle[str(i)][()] for i in range(len(keys))]
+    except (OSError, ValueError) as err:
+        if isinstance(err, InputError):
+            raise
+        raise InputError(path, f"unreadable HDF5 feature file ({err})") from None

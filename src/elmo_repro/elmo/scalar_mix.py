@@ -1,0 +1,101 @@
+"""ScalarMix (paper §3.2, Eq. 1) and the plumbing that feeds ELMo into a task model.
+
+    ELMo_k^task = gamma^task * sum_j s_j^task * h_{k,j}^LM,   s^task = softmax(w^task)
+
+``w`` are free scalars (one per biLM layer, initialised to 0 so the mix starts as the plain
+average), ``gamma`` scales the whole vector. Following bilm-tf's ``weight_layers``, the optional
+regulariser is ``lambda * sum_j w_j**2``: it pulls ``w`` to 0, i.e. the softmax weights toward the
+uniform average of the layers (paper §5.2). Optional layer normalisation (bilm-tf/allennlp
+``do_layer_norm``) normalises each layer with the mean and variance over all unmasked positions
+and dimensions of the batch before mixing.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class ScalarMix(nn.Module):
+    """Softmax-weighted sum of ``n_layers`` tensors scaled by ``gamma``.
+
+    Args:
+        n_layers: number of biLM layers mixed (L + 1 for an L-layer biLM).
+        do_layer_norm: normalise each layer over its unmasked entries before mixing.
+        l2_coef: lambda of the regulariser returned by :meth:`penalty`.
+    """
+
+    def __init__(self, n_layers: int, do_layer_norm: bool = False, l2_coef: float = 0.0):
+        super().__init__()
+        self.n_layers, self.do_layer_norm, self.l2_coef = n_layers, do_layer_norm, l2_coef
+        self.scalar_parameters = nn.Parameter(torch.zeros(n_layers))
+        self.gamma = nn.Parameter(torch.ones(1))
+
+    def weights(self) -> torch.Tensor:
+        """The normalised layer weights s, shape (n_layers,), summing to 1."""
+        return torch.softmax(self.scalar_parameters, dim=0)
+
+    def penalty(self) -> torch.Tensor:
+        """``l2_coef * sum(w**2)``, a scalar to add to the task loss (0 when ``l2_coef`` is 0)."""
+        return self.l2_coef * (self.scalar_parameters ** 2).sum()
+
+    def forward(self, layers: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Mix the layers.
+
+        Args:
+            layers: (B, n_layers, T, D) biLM activations.
+            mask: (B, T) bool, True at real tokens; required when ``do_layer_norm``.
+
+        Returns:
+            (B, T, D) mixed representation.
+
+        Raises:
+            ValueError: wrong number of layers, or layer norm without a mask.
+        """
+        if layers.dim() != 4 or layers.size(1) != self.n_layers:
+            raise ValueError(f"expected (B, {self.n_layers}, T, D) layers, got {tuple(layers.shape)}")
+        if self.do_layer_norm:
+            if mask is None:
+                raise ValueError("do_layer_norm needs the token mask")
+            layers = _masked_layer_norm(layers, mask)
+        s = self.weights().to(layers.dtype)                          # (n_layers,)
+        mixed = torch.einsum("l,bltd->btd", s, layers)               # (B, T, D)
+        return self.gamma.to(layers.dtype) * mixed
+
+
+def _masked_layer_norm(layers: torch.Tensor, mask: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
+    """Normalise each layer by the mean/variance of its unmasked entries (as allennlp's ScalarMix)."""
+    m = mask[:, None, :, None].to(layers.dtype)                      # (B, 1, T, 1)
+    count = m.sum(dim=(0, 2, 3)) * layers.size(-1)                   # (n_layers,) entries per layer
+    mean = (layers * m).sum(dim=(0, 2, 3)) / count                   # (n_layers,)
+    centred = (layers - mean[None, :, None, None]) * m
+    var = (centred ** 2).sum(dim=(0, 2, 3)) / count
+    return centred / torch.sqrt(var + eps)[None, :, None, None]
+
+
+class ElmoInput(nn.Module):
+    """ELMo as a task model uses it: one ScalarMix per insertion point, then dropout.
+
+    The paper (§3.3) concatenates ELMo with the static word vectors at the task model's input and,
+    for some tasks, also with the task RNN's output (a second, separately weighted mix).
+
+    Args:
+        n_layers: biLM layers (L + 1).
+        at_output: also build the second mix for the task model's output.
+        do_layer_norm, l2_coef: see :class:`ScalarMix`.
+        dropout: dropout probability applied to each mixed representation.
+    """
+
+    def __init__(self, n_layers: int, at_output: bool = False, do_layer_norm: bool = False,
+                 l2_coef: float = 0.0, dropout: float = 0.0):
+        super().__init__()
+        count = 2 if at_output else 1
+        self.mixes = nn.ModuleList(ScalarMix(n_layers, do_layer_norm, l2_coef) for _ in range(count))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, layers: torch.Tensor, mask: torch.Tensor) -> list[torch.Tensor]:
+        """(B, n_layers, T, D), (B, T) -> list of (B, T, D): [input mix] or [input mix, output mix]."""
+        return [self.dropout(mix(layers, mask)) for mix in self.mixes]
+
+    def penalty(self) -> torch.Tensor:
+        return sum(mix.penalty() for mix in self.mixes)

@@ -1,0 +1,93 @@
+"""File helpers shared by every stage: atomic writes and strict UTF-8 text reading.
+
+DVC deletes a stage's outputs before running it and commits whatever exists afterwards, so every
+output is written under a temporary name in the same directory and renamed into place only once
+complete (``os.replace`` is atomic on POSIX). All text is UTF-8 regardless of the locale.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+
+class InputError(ValueError):
+    """Bad input data. The message names the file, the line (1-based) where known, and the problem."""
+
+    def __init__(self, path: str | os.PathLike, problem: str, line: int | None = None):
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        super().__init__(f"{where}: {problem}")
+        self.path, self.line, self.problem = str(path), line, problem
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
+
+    Works for files and directories written by third-party code (h5py, torch.save, gensim).
+    On an exception the temporary is removed and ``path`` is left untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
+    """Open a temporary file beside ``path`` (UTF-8 in text mode) and rename it into place on success."""
+    with atomic_path(path) as tmp:
+        kwargs = {} if "b" in mode else {"encoding": "utf-8", "newline": "\n"}
+        with open(tmp, mode, **kwargs) as handle:
+            yield handle
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Write ``obj`` as indented, key-sorted JSON, atomically."""
+    with atomic_open(path) as handle:
+        json.dump(obj, handle, indent=2, sort_keys=True, ensure_ascii=False)
+        handle.write("\n")
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """Read a UTF-8 JSON file; raise :class:`InputError` naming the file and line if malformed."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "file not found")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise InputError(path, f"malformed JSON: {err.msg}", line=err.lineno) from None
+    except UnicodeDecodeError as err:
+        raise InputError(path, f"not valid UTF-8 at byte {err.start}") from None
+
+
+def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, line)`` of a UTF-8 text file, 1-based, without the line terminator.
+
+    A UTF-8 byte-order mark is dropped and Windows ``\\r\\n`` endings are accepted. Invalid UTF-8
+    raises :class:`InputError` naming the file and the line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "file not found")
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise InputError(path, f"not valid UTF-8 (byte {err.start} of the line)", line=number) from None
+            yield number, line.rstrip("\r\n")

@@ -1,0 +1,125 @@
+"""MLflow tracking for pipeline stages.
+
+Every stage execution is one MLflow run in experiment ``elmo-repro`` with its params sections
+flattened, its metrics, its small outputs as artifacts, and tags: git commit and dirty flag,
+stage, params-section hash, profile, torch version and thread count. Runs nest under a parent
+run when ``ELMO_PARENT_RUN_ID`` is set (a launcher creates one per pipeline execution); the
+tracking URI comes from ``MLFLOW_TRACKING_URI`` and defaults to ``sqlite:///mlflow.db`` in the
+repository root, with artifacts in ``./mlruns`` (both ignored by git; ``mlflow ui`` shows them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from .console import log
+from .params import section_hash
+
+EXPERIMENT = "elmo-repro"
+PARENT_ENV = "ELMO_PARENT_RUN_ID"
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+
+
+def tracking_uri() -> str:
+    """The MLflow tracking URI: ``$MLFLOW_TRACKING_URI`` or the repository's SQLite store."""
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path('mlflow.db').resolve()}"
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+
+
+def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}}`` -> ``{"a.b": 1}``; lists become their string form."""
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _ensure_experiment(mlflow) -> str:
+    experiment = mlflow.get_experiment_by_name(EXPERIMENT)
+    if experiment is not None:
+        return experiment.experiment_id
+    artifacts = Path("mlruns").resolve().as_uri()
+    try:
+        return mlflow.create_experiment(EXPERIMENT, artifact_location=artifacts)
+    except Exception:  # created concurrently by another stage process
+        return mlflow.get_experiment_by_name(EXPERIMENT).experiment_id
+
+
+class StageRun:
+    """Handle on the active stage run: metrics, artifacts and nested runs (seeds, variants)."""
+
+    def __init__(self, mlflow, run):
+        self._mlflow, self.run = mlflow, run
+        self.run_id: str = run.info.run_id
+
+    def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
+        self._mlflow.log_metrics({k: float(v) for k, v in metrics.items()}, step=step)
+
+    def log_params(self, params: dict[str, Any]) -> None:
+        self._mlflow.log_params(flatten(params))
+
+    def log_artifact(self, path: str | Path) -> None:
+        self._mlflow.log_artifact(str(path))
+
+    @contextlib.contextmanager
+    def child(self, name: str, params: dict[str, Any] | None = None, tags: dict[str, str] | None = None
+              ) -> Iterator["StageRun"]:
+        """A nested run (e.g. one seed of one variant) under this stage run."""
+        with self._mlflow.start_run(run_name=name, nested=True, tags=tags or {}) as run:
+            if params:
+                self._mlflow.log_params(flatten(params))
+            yield StageRun(self._mlflow, run)
+
+
+@contextlib.contextmanager
+def stage_run(stage: str, params: dict[str, Any], sections: list[str]) -> Iterator[StageRun]:
+    """Open the MLflow run of one stage execution and log its duration on exit.
+
+    Args:
+        stage: stage name as in the registry (``workflow/registry.py``).
+        params: the whole ``params.yaml`` dict.
+        sections: the params sections this stage declares; they are logged flattened.
+    """
+    import mlflow
+    import torch
+
+    mlflow.set_tracking_uri(tracking_uri())
+    experiment_id = _ensure_experiment(mlflow)
+    tags = {
+        "stage": stage,
+        "profile": str(params.get("profile", "")),
+        "params_hash": section_hash(params, sections),
+        "git_commit": _git("rev-parse", "HEAD"),
+        "git_dirty": str(bool(_git("status", "--porcelain", "--untracked-files=no"))).lower(),
+        "torch_version": torch.__version__,
+        "threads": str(torch.get_num_threads()),
+    }
+    parent = os.environ.get(PARENT_ENV)
+    if parent:
+        tags["mlflow.parentRunId"] = parent
+    if os.environ.get("SLURM_JOB_ID"):
+        tags["slurm_job_id"] = os.environ["SLURM_JOB_ID"]
+    start = time.monotonic()
+    log(f"[{stage}] start (profile {tags['profile']}, {tags['threads']} threads)")
+    with mlflow.start_run(experiment_id=experiment_id, run_name=stage, tags=tags) as run:
+        mlflow.log_params(flatten({name: params.get(name) for name in sections}))
+        handle = StageRun(mlflow, run)
+        yield handle
+        duration = time.monotonic() - start
+        mlflow.log_metric("duration_s", duration)
+    log(f"[{stage}] done in {duration:.1f} s (MLflow run {handle.run_id})")

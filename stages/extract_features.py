@@ -1,0 +1,39 @@
+"""Stage features_conll2003: ELMo features (all biLM layers) for every CoNLL-2003 sentence.
+
+Reads models/bilm and data/conll2003/{train,dev,test}.jsonl; writes
+data/features/conll2003/{train,dev,test}.hdf5 (allennlp ``elmo --all`` layout).
+"""
+
+import json
+import time
+from pathlib import Path
+
+from elmo_repro.bilm.train import load_model
+from elmo_repro.elmo.features import write_features
+from elmo_repro.io import iter_lines
+from elmo_repro.params import load_params
+from elmo_repro.tracking import stage_run
+
+SECTIONS = ["features"]
+SPLITS = ("train", "dev", "test")
+
+
+def main() -> None:
+    params = load_params()
+    cfg = params["features"]
+    with stage_run("features_conll2003", params, SECTIONS) as run:
+        model, _ = load_model(Path("models/bilm"))
+        for split in SPLITS:
+            source = Path(f"data/conll2003/{split}.jsonl")
+            sentences = [json.loads(line)["tokens"] for _, line in iter_lines(source)]
+            start = time.monotonic()
+            write_features(f"data/features/conll2003/{split}.hdf5", model, sentences,
+                           cfg["batch_size"], cfg["dtype"])
+            seconds = time.monotonic() - start
+            tokens = sum(len(s) for s in sentences)
+            run.log_metrics({f"{split}_sentences": len(sentences), f"{split}_tokens": tokens,
+                             f"{split}_tokens_per_second": tokens / seconds})
+
+
+if __name__ == "__main__":
+    main()

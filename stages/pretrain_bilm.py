@@ -1,0 +1,41 @@
+"""Stage pretrain_bilm: train the character-based biLM (paper §3.1, §3.4).
+
+Reads data/lm/train.txt and data/vocab; resumes from models/bilm_checkpoints (a persistent DVC
+output) when a compatible checkpoint exists; writes models/bilm (weights.pt, options.json,
+vocab.txt, counts.tsv) and results/metrics/pretrain.json.
+"""
+
+from pathlib import Path
+
+from elmo_repro.bilm.model import BiLMConfig
+from elmo_repro.bilm.train import PretrainConfig, pretrain, save_model
+from elmo_repro.data.text import read_sentences
+from elmo_repro.data.vocabulary import Vocabulary
+from elmo_repro.io import write_json
+from elmo_repro.params import load_params
+from elmo_repro.tracking import stage_run
+
+SECTIONS = ["bilm", "pretrain"]
+
+
+def main() -> None:
+    params = load_params()
+    with stage_run("pretrain_bilm", params, SECTIONS) as run:
+        vocab = Vocabulary.load("data/vocab/vocab.txt", "data/vocab/counts.tsv")
+        vocab.check_frequency_sorted("data/vocab/vocab.txt")
+        config = BiLMConfig.from_options(params["bilm"], n_tokens_vocab=len(vocab))
+        cfg = PretrainConfig.from_params(params["pretrain"])
+        model, summary = pretrain(config, cfg, read_sentences("data/lm/train.txt"), vocab,
+                                  Path("models/bilm_checkpoints"),
+                                  log_metrics=lambda metrics, step: run.log_metrics(metrics, step=step))
+        save_model(model, vocab, Path("models/bilm"))
+        n_params = sum(p.numel() for p in model.parameters())
+        n_softmax = sum(p.numel() for p in model.softmax.parameters())
+        summary.update({"parameters": n_params, "parameters_excluding_softmax": n_params - n_softmax})
+        run.log_metrics(summary)
+        write_json("results/metrics/pretrain.json", {**summary, "mlflow_run_id": run.run_id})
+        run.log_artifact("models/bilm/options.json")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""The biLM: stateless layers, perplexity known answers, training determinism and exact resume."""
+
+import math
+from pathlib import Path
+
+import torch
+
+from elmo_repro.bilm.evaluate import bilm_perplexity, oov_rate, unigram_perplexity
+from elmo_repro.bilm.model import BiLM, BiLMConfig
+from elmo_repro.bilm.train import PretrainConfig, load_model, pretrain, save_model
+from elmo_repro.data.character_ids import batch_to_char_ids
+from elmo_repro.data.vocabulary import Vocabulary, count_tokens
+
+SENTENCES = [s.split() for s in [
+    "the cat sat on the mat", "a dog barked", "the dog sat", "cats and dogs are pets",
+    "the mat is red", "a cat is a pet", "dogs bark at cats", "the red dog sat on a mat"]]
+
+
+def small_config(vocab_size: int = 0) -> BiLMConfig:
+    return BiLMConfig(filters=((1, 4), (2, 4)), char_dim=4, n_highway=1, cell_dim=8, projection_dim=4,
+                      n_layers=2, dropout=0.1, n_tokens_vocab=vocab_size)
+
+
+def test_layers_shape_and_statelessness():
+    torch.manual_seed(0)
+    model = BiLM(small_config()).eval()
+    batch = [["a", "b", "c"], ["hello"], ["x", "y"]]
+    layers = model.layers(torch.from_numpy(batch_to_char_ids(batch)))
+    assert layers.shape == (3, 3, 5, 8)                                  # (B, L+1, T+2, 2P)
+    # layer 0 is the token layer duplicated
+    torch.testing.assert_close(layers[:, 0, :, :4], layers[:, 0, :, 4:])
+    alone = model.layers(torch.from_numpy(batch_to_char_ids([["hello"]])))
+    torch.testing.assert_close(layers[1, :, :3], alone[0], atol=1e-6, rtol=1e-5)
+    assert layers[1, :, 3:].abs().sum() == 0                             # padding is zero
+
+
+def test_uniform_softmax_gives_perplexity_equal_to_vocabulary_size():
+    counts, n = count_tokens(SENTENCES)
+    vocab = Vocabulary.build(counts, n)
+    model = BiLM(small_config(len(vocab)))
+    with torch.no_grad():
+        model.softmax.weight.zero_()
+        model.softmax.bias.zero_()
+    result = bilm_perplexity(model, vocab, SENTENCES[:3])
+    assert math.isclose(result["perplexity"], len(vocab), rel_tol=1e-5)
+    assert result["targets"] == sum(len(s) + 1 for s in SENTENCES[:3])
+
+
+def test_unigram_perplexity_and_oov_by_hand():
+    vocab = Vocabulary(["<S>", "</S>", "<UNK>", "a", "b"], [2, 2, 1, 3, 2])
+    # target distribution excludes <S>: total = 2 + 1 + 3 + 2 = 8
+    ppl = unigram_perplexity(vocab, [["a", "zz"]])                        # targets a, <UNK>, </S>
+    expected = math.exp(-(math.log(3 / 8) + math.log(1 / 8) + math.log(2 / 8)) / 3)
+    assert math.isclose(ppl, expected, rel_tol=1e-12)
+    assert oov_rate(vocab, [["a", "zz"], ["b", "b"]]) == 0.25
+
+
+def _train(tmp_path: Path, stop_after=None, ckpt="ckpt"):
+    counts, n = count_tokens(SENTENCES)
+    vocab = Vocabulary.build(counts, n)
+    cfg = PretrainConfig(seed=3, token_budget=4 * 5 * 6, batch_size=4, unroll_steps=5, n_negative_samples=6,
+                         checkpoint_every=2, log_every=2)
+    return pretrain(small_config(len(vocab)), cfg, SENTENCES, vocab, tmp_path / ckpt, stop_after=stop_after), vocab
+
+
+def test_training_learns_is_deterministic_and_resumes_exactly(tmp_path):
+    (model, summary), vocab = _train(tmp_path, ckpt="a")
+    (again, _), _ = _train(tmp_path, ckpt="b")
+    for (name, p), q in zip(model.state_dict().items(), again.state_dict().values()):
+        assert torch.equal(p, q), name
+    # interrupted after 3 batches (checkpoint at 2), then resumed from the checkpoint
+    _train(tmp_path, stop_after=3, ckpt="c")
+    (resumed, _), _ = _train(tmp_path, ckpt="c")
+    for (name, p), q in zip(model.state_dict().items(), resumed.state_dict().values()):
+        assert torch.equal(p, q), name
+    assert summary["train_sampled_softmax_loss"] > 0
+    save_model(model, vocab, tmp_path / "model")
+    loaded, loaded_vocab = load_model(tmp_path / "model")
+    assert loaded_vocab.tokens == vocab.tokens
+    for p, q in zip(model.state_dict().values(), loaded.state_dict().values()):
+        assert torch.equal(p, q)

@@ -1,0 +1,1 @@
+"""Pipeline definition: the stage registry, the dvc.yaml renderer and the profiles."""

@@ -1,0 +1,120 @@
+"""The single registry of pipeline stages.
+
+Every stage is declared here once: its command, its dependencies (including its own code), the
+params sections it reads, its outputs and its metrics. ``dvc.yaml`` is rendered from this list
+(``python -m workflow.render``) and a test checks that re-rendering changes nothing. Paths under
+the data mirror use DVC's templating (``${data.mirror}``), resolved from ``params.yaml``.
+
+Data flows one way: raw text -> vocabulary -> biLM -> perplexity / features -> tasks -> tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MIRROR = "${data.mirror}"
+PKG = "src/elmo_repro"
+
+# Library code each group of stages depends on; editing it marks those stages stale.
+BILM_CODE = [f"{PKG}/bilm", f"{PKG}/data/character_ids.py", f"{PKG}/data/vocabulary.py"]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pipeline stage. ``module`` is run as ``python -m stages.<module>`` from the repo root."""
+
+    name: str
+    module: str
+    deps: list[str]
+    params: list[str]
+    outs: list[str] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)
+    persist: list[str] = field(default_factory=list)  # outputs DVC must not delete (checkpoints)
+    threads: int = 2
+
+    @property
+    def cmd(self) -> str:
+        return f"python -m stages.{self.module}"
+
+    @property
+    def all_deps(self) -> list[str]:
+        return [f"stages/{self.module}.py", *self.deps]
+
+
+STAGES: list[Stage] = [
+    Stage(
+        name="prepare_lm",
+        module="prepare_lm",
+        deps=[f"{PKG}/data/lm_corpus.py", f"{MIRROR}/lm1b_heldout_subset",
+              f"{MIRROR}/lm_supplement_nltk/corpora"],
+        params=["data", "lm_data"],
+        outs=["data/lm"],
+        metrics=["results/metrics/lm_data.json"],
+    ),
+    Stage(
+        name="vocab",
+        module="vocab",
+        deps=[f"{PKG}/data/vocabulary.py", "data/lm/train.txt"],
+        params=["vocab"],
+        outs=["data/vocab"],
+    ),
+    Stage(
+        name="pretrain_bilm",
+        module="pretrain_bilm",
+        deps=[*BILM_CODE, f"{PKG}/data/lm_batches.py", "data/lm/train.txt", "data/vocab"],
+        params=["bilm", "pretrain"],
+        outs=["models/bilm"],
+        persist=["models/bilm_checkpoints"],
+        metrics=["results/metrics/pretrain.json"],
+    ),
+    Stage(
+        name="perplexity",
+        module="perplexity",
+        deps=[*BILM_CODE, "data/lm/heldout.txt", "data/vocab", "models/bilm"],
+        params=["perplexity"],
+        metrics=["results/metrics/perplexity.json"],
+    ),
+    Stage(
+        name="prepare_conll2003",
+        module="prepare_conll2003",
+        deps=[f"{PKG}/data/conll.py", f"{MIRROR}/conll2003/eng.train",
+              f"{MIRROR}/conll2003/eng.testa", f"{MIRROR}/conll2003/eng.testb"],
+        params=["data"],
+        outs=["data/conll2003"],
+    ),
+    Stage(
+        name="features_conll2003",
+        module="extract_features",
+        deps=[*BILM_CODE, f"{PKG}/elmo/features.py", "models/bilm", "data/conll2003"],
+        params=["features"],
+        outs=["data/features/conll2003"],
+    ),
+    Stage(
+        name="word_vectors",
+        module="word_vectors",
+        deps=[f"{PKG}/vectors.py", "data/lm/train.txt"],
+        params=["word_vectors"],
+        outs=["data/vectors"],
+    ),
+    Stage(
+        name="train_ner",
+        module="train_ner",
+        deps=[f"{PKG}/tasks/ner.py", f"{PKG}/tasks/crf.py", f"{PKG}/tasks/char_cnn.py",
+              f"{PKG}/elmo/scalar_mix.py", f"{PKG}/metrics/span_f1.py", f"{PKG}/vectors.py",
+              "data/conll2003", "data/features/conll2003", "data/vectors"],
+        params=["ner"],
+        metrics=["results/metrics/ner.json"],
+    ),
+    Stage(
+        name="tables",
+        module="tables",
+        deps=[f"{PKG}/tables.py", f"{PKG}/paper.py", "results/metrics/ner.json",
+              "results/metrics/perplexity.json"],
+        params=["tables"],
+        outs=["results/tables"],
+    ),
+]
+
+
+def by_name() -> dict[str, Stage]:
+    return {stage.name: stage for stage in STAGES}
