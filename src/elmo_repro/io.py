@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 class InputError(ValueError):
     """Bad input data. The message names the file, the line (1-based) where known, and the problem."""
 
@@ -38,6 +42,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        if tmp_path.exists():  # mkstemp creates 0600; give the output the usual permissions
+            os.chmod(tmp_path, 0o666 & ~_UMASK)
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():

@@ -44,6 +44,7 @@ class PretrainConfig:
     grad_clip: float = 10.0
     checkpoint_every: int = 500
     log_every: int = 50
+    softmax_bias_init: str = "zeros"  # "zeros" (bilm-tf) or "unigram" (log training frequencies)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -90,6 +91,10 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
         raise ValueError(f"n_tokens_vocab={model_config.n_tokens_vocab} but the vocabulary has {len(vocab)}")
     torch.manual_seed(cfg.seed)
     model = BiLM(model_config)
+    if cfg.softmax_bias_init == "unigram":
+        init_unigram_bias(model, vocab)
+    elif cfg.softmax_bias_init != "zeros":
+        raise ValueError(f"softmax_bias_init must be 'zeros' or 'unigram', got {cfg.softmax_bias_init!r}")
     optimizer = torch.optim.Adagrad(model.parameters(), lr=cfg.learning_rate,
                                     initial_accumulator_value=cfg.initial_accumulator)
     sampler = torch.Generator().manual_seed(cfg.seed + 7919)
@@ -162,6 +167,19 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
     summary["batches"] = float(n_batches)
     summary["target_tokens_per_direction"] = float(n_batches * cfg.batch_size * cfg.unroll_steps)
     return model, summary
+
+
+def init_unigram_bias(model: BiLM, vocab: Vocabulary) -> None:
+    """Start the softmax at the unigram model: bias_w = log((count_w + 1) / (total + V)).
+
+    With tiny token budgets the sampled softmax needs many updates to learn the word frequencies
+    from a zero bias; starting from them lets the LSTM spend its budget on context.
+    """
+    if vocab.counts is None:
+        raise ValueError("unigram bias initialisation needs the vocabulary's counts")
+    counts = torch.tensor(vocab.counts, dtype=torch.float64) + 1.0
+    with torch.no_grad():
+        model.softmax.bias.copy_(torch.log(counts / counts.sum()).float())
 
 
 def save_checkpoint(path: Path, model: BiLM, optimizer: torch.optim.Optimizer, sampler: torch.Generator,

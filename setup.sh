@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Set up the project: a virtual environment in .venv with the tested dependency versions
+# (constraints.txt) and the package installed in editable mode. Safe to re-run.
+set -euo pipefail
+cd "$(dirname "$0")"
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+# torch is pinned (constraints.txt: torch==2.13.0, the CPU build); an open range pulls a CUDA build.
+.venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+echo "set up: $(.venv/bin/python -c 'import torch, dvc, mlflow; print("torch", torch.__version__, "| dvc", dvc.__version__, "| mlflow", mlflow.__version__)')"

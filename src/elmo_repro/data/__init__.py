@@ -1,0 +1,1 @@
+"""Data readers: LM text, vocabularies, character ids, batches and task corpora."""

@@ -1,0 +1,46 @@
+"""Stage prepare_lm: build the LM training text and the held-out perplexity sample.
+
+Reads the sources named in ``lm_data.train_sources`` and ``1b_benchmark.test.tokens`` from the data
+mirror (see ``elmo_repro.data.lm_corpus``); writes ``data/lm/train.txt`` and
+``data/lm/heldout.txt`` (UTF-8, one space-separated tokenized sentence per line, no ``</S>``) and
+``results/metrics/lm_data.json`` (sentence/token counts per source and of the held-out sample).
+"""
+
+from pathlib import Path
+
+from elmo_repro.console import log
+from elmo_repro.data.lm_corpus import build_split
+from elmo_repro.io import atomic_open, write_json
+from elmo_repro.params import load_params, mirror_path
+from elmo_repro.tracking import flatten, stage_run
+
+SECTIONS = ["data", "lm_data"]
+OUT_DIR = Path("data/lm")
+METRICS = Path("results/metrics/lm_data.json")
+
+
+def write_sentences(path: Path, sentences: list[list[str]]) -> None:
+    """One space-separated sentence per line, atomically."""
+    with atomic_open(path) as handle:
+        for tokens in sentences:
+            handle.write(" ".join(tokens) + "\n")
+
+
+def main() -> None:
+    params = load_params()
+    with stage_run("prepare_lm", params, SECTIONS) as run:
+        config = params["lm_data"]
+        train, heldout, stats = build_split(mirror_path(params), config["train_sources"],
+                                            int(config["heldout_max_tokens"]))
+        write_sentences(OUT_DIR / "train.txt", train)
+        write_sentences(OUT_DIR / "heldout.txt", heldout)
+        write_json(METRICS, stats)
+        run.log_metrics(flatten(stats))
+        run.log_artifact(METRICS)
+        log(f"[prepare_lm] train {stats['train_sentences']} sentences / {stats['train_tokens']} tokens, "
+            f"held-out {stats['heldout_sentences']} / {stats['heldout_tokens']} "
+            f"({stats['heldout_dropped_overlap']} dropped as in the training text)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""The smoke profile end to end through `dvc repro` on the real shared data, in a temporary copy of
+the repository (so the tiny profile's dvc.lock and results are never touched)."""
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workflow.registry import STAGES
+
+ROOT = Path(__file__).resolve().parents[2]
+MIRROR = ROOT.parent / "shared" / "data"
+
+pytestmark = pytest.mark.e2e
+
+
+def run(cmd: list[str], cwd: Path) -> str:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "DVC_NO_ANALYTICS": "1", "MLFLOW_DISABLE_TELEMETRY": "true"}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    env.pop("ELMO_PARENT_RUN_ID", None)
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, f"{' '.join(cmd)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-6000:]}"
+    return result.stdout
+
+
+def stale_stages(repo: Path) -> set[str]:
+    """Stages `dvc repro --dry` would run, i.e. the changed ones and everything downstream."""
+    out = run(["dvc", "repro", "--dry"], repo)
+    return {line.split("'")[1] for line in out.splitlines() if line.startswith("Running stage")}
+
+
+@pytest.fixture(scope="module")
+def smoke_repo(tmp_path_factory) -> Path:
+    if not MIRROR.is_dir():
+        pytest.skip(f"data mirror {MIRROR} not present")
+    repo = tmp_path_factory.mktemp("clone") / "repo"
+    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                           cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("\0")
+    for name in filter(None, files):
+        source = ROOT / name
+        if source.is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, repo / name)
+    for path in ("dvc.lock", "results/tables"):  # start from an empty pipeline state
+        target = repo / path
+        shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
+    run(["git", "init", "-q"], repo)
+    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy", "--allow-empty"], repo)
+    run([sys.executable, "-m", "workflow.profile", "smoke"], repo)
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    params["data"]["mirror"] = str(MIRROR)
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    run(["dvc", "repro"], repo)
+    return repo
+
+
+def test_table_has_the_ner_row_and_perplexity(smoke_repo):
+    table = json.loads((smoke_repo / "results/tables/table1.json").read_text())
+    assert table["profile"] == "smoke"
+    (row,) = table["rows"]
+    assert row["task"] == "NER" and row["seeds"] == 1
+    for key in ("baseline_mean", "elmo_mean"):
+        assert 0.0 < row[key] <= 100.0
+    ppl = table["perplexity"]
+    assert ppl["perplexity"] < ppl["unigram_perplexity"], "the biLM must beat the unigram model"
+    assert ppl["heldout_tokens"] <= 5000
+    markdown = (smoke_repo / "results/tables/table1.md").read_text()
+    assert "| NER" in markdown and "Not comparable" in markdown
+
+
+def test_every_stage_logged_an_mlflow_run(smoke_repo):
+    with sqlite3.connect(smoke_repo / "mlflow.db") as db:
+        rows = db.execute("SELECT r.run_uuid, t.value FROM runs r JOIN tags t ON r.run_uuid = t.run_uuid "
+                          "WHERE t.key = 'stage' AND r.status = 'FINISHED'").fetchall()
+        stages = {value for _, value in rows}
+        assert stages == {s.name for s in STAGES}
+        ids = json.loads((smoke_repo / "results/tables/table1.json").read_text())["rows"][0]["mlflow_run_ids"]
+        for run_id in ids["baseline"] + ids["elmo"]:
+            (status,) = db.execute("SELECT status FROM runs WHERE run_uuid = ?", (run_id,)).fetchone()
+            assert status == "FINISHED"
+        durations = db.execute("SELECT COUNT(DISTINCT run_uuid) FROM metrics WHERE key = 'duration_s'").fetchone()
+        assert durations[0] >= len(STAGES)
+
+
+def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
+    assert stale_stages(smoke_repo) == set()
+    lstm = smoke_repo / "src/elmo_repro/bilm/lstm.py"
+    original = lstm.read_text()
+    lstm.write_text(original + "\n# edited\n")
+    assert stale_stages(smoke_repo) == {"pretrain_bilm", "perplexity", "features_conll2003",
+                                        "train_ner", "tables"}
+    lstm.write_text(original)
+    params_file = smoke_repo / "params.yaml"
+    original_params = params_file.read_text()
+    params = yaml.safe_load(original_params)
+    params["ner"]["lstm_hidden"] += 1
+    params_file.write_text(yaml.safe_dump(params, sort_keys=False))
+    assert stale_stages(smoke_repo) == {"train_ner", "tables"}
+    params_file.write_text(original_params)
+    assert stale_stages(smoke_repo) == set()
