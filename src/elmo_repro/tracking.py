@@ -80,7 +80,8 @@ class StageRun:
     def child(self, name: str, params: dict[str, Any] | None = None, tags: dict[str, str] | None = None
               ) -> Iterator["StageRun"]:
         """A nested run (e.g. one seed of one variant) under this stage run."""
-        with self._mlflow.start_run(run_name=name, nested=True, tags=tags or {}) as run:
+        with self._mlflow.start_run(run_name=name, nested=True, tags=tags or {},
+                                     experiment_id=self.run.info.experiment_id) as run:
             if params:
                 self._mlflow.log_params(flatten(params))
             yield StageRun(self._mlflow, run)

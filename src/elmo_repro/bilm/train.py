@@ -144,7 +144,9 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
             loss = loss + 0.5 * model.softmax.sampled_loss(
                 hidden.reshape(-1, hidden.size(-1)), flat_targets, cfg.n_negative_samples, sampler)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        # bilm-tf differentiates loss * unroll_steps: with Adagrad's initial accumulator of 1.0
+        # this scale sets the effective step size, so it is part of the recipe.
+        (loss * cfg.unroll_steps).backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         optimizer.step()
         states = [_detach(s) for s in states]
