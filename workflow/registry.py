@@ -27,8 +27,9 @@ class Stage:
     module: str
     deps: list[str]
     params: list[str]
-    outs: list[str] = field(default_factory=list)
-    metrics: list[str] = field(default_factory=list)
+    outs: list[str] = field(default_factory=list)           # directories, cached by DVC
+    committed: list[str] = field(default_factory=list)      # directories kept in git (cache: false)
+    metrics: list[str] = field(default_factory=list)        # JSON files, not cached by DVC
     persist: list[str] = field(default_factory=list)  # outputs DVC must not delete (checkpoints)
     threads: int = 2
 
@@ -112,10 +113,23 @@ STAGES: list[Stage] = [
         deps=[f"{PKG}/tables.py", f"{PKG}/paper.py", "results/metrics/ner.json",
               "results/metrics/perplexity.json"],
         params=["tables"],
-        outs=["results/tables"],
+        committed=["results/tables"],
     ),
 ]
 
 
 def by_name() -> dict[str, Stage]:
     return {stage.name: stage for stage in STAGES}
+
+
+def snakemake_inputs(stage: Stage, mirror: str) -> list[str]:
+    """The stage's deps as Snakemake inputs: mirror paths resolved, and a file inside another
+    stage's output directory replaced by that directory (Snakemake matches outputs exactly)."""
+    produced = [out for other in STAGES for out in [*other.outs, *other.committed]]
+    inputs = []
+    for dep in stage.all_deps:
+        dep = dep.replace(MIRROR, mirror)
+        dep = next((out for out in produced if dep.startswith(out + "/")), dep)
+        if dep not in inputs:
+            inputs.append(dep)
+    return inputs

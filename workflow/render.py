@@ -22,7 +22,8 @@ def render_dvc() -> str:
         entry: dict = {"cmd": stage.cmd, "deps": stage.all_deps}
         if stage.params:
             entry["params"] = stage.params
-        outs = list(stage.outs) + [{path: {"persist": True}} for path in stage.persist]
+        outs = (list(stage.outs) + [{path: {"cache": False}} for path in stage.committed]
+                + [{path: {"persist": True}} for path in stage.persist])
         if outs:
             entry["outs"] = outs
         if stage.metrics:

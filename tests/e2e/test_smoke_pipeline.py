@@ -41,7 +41,7 @@ def stale_stages(repo: Path) -> tuple[set[str], set[str]]:
     stale, grew = set(changed), True
     while grew:
         grew = False
-        outs = {o for s in STAGES if s.name in stale for o in [*s.outs, *s.metrics]}
+        outs = {o for s in STAGES if s.name in stale for o in [*s.outs, *s.committed, *s.metrics]}
         for stage in STAGES:
             if stage.name not in stale and any(d == o or d.startswith(o + "/") for d in stage.all_deps for o in outs):
                 stale.add(stage.name)

@@ -1,0 +1,29 @@
+# The same DAG as dvc.yaml, for clusters: every rule is generated from workflow/registry.py, the
+# single source of truth, so the two cannot drift (tests/workflow/test_snakemake.py compares them).
+#   snakemake --cores 2            # run the pipeline (params.yaml's profile)
+#   snakemake -n --forceall        # list every job
+# DVC-only features: persistent outputs (biLM checkpoints) are not declared here; the pretraining
+# stage resumes from models/bilm_checkpoints by itself either way.
+from workflow.registry import STAGES, snakemake_inputs
+
+configfile: "params.yaml"
+
+MIRROR = config["data"]["mirror"]
+
+
+rule all:
+    default_target: True
+    input:
+        [out for stage in STAGES for out in [*stage.outs, *stage.committed]]
+        + [m for stage in STAGES for m in stage.metrics],
+
+
+for stage in STAGES:
+
+    rule:
+        name: stage.name
+        input: snakemake_inputs(stage, MIRROR)
+        output: [directory(out) for out in [*stage.outs, *stage.committed]] + stage.metrics
+        params: **{section: config.get(section) for section in stage.params}
+        threads: stage.threads
+        shell: stage.cmd
