@@ -89,6 +89,20 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
     """
     if model_config.n_tokens_vocab != len(vocab):
         raise ValueError(f"n_tokens_vocab={model_config.n_tokens_vocab} but the vocabulary has {len(vocab)}")
+    # Multi-threaded CPU backward of the indexed token lookup accumulates in a run-dependent order;
+    # deterministic kernels make the same seed give bit-identical weights across processes.
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        return _pretrain(model_config, cfg, sentences, vocab, checkpoint_dir, log_metrics, stop_after)
+    finally:
+        torch.use_deterministic_algorithms(previous)
+
+
+def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list[str]],
+              vocab: Vocabulary, checkpoint_dir: Path,
+              log_metrics: Callable[[dict[str, float], int], None] | None,
+              stop_after: int | None) -> tuple[BiLM, dict[str, float]]:
     torch.manual_seed(cfg.seed)
     model = BiLM(model_config)
     if cfg.softmax_bias_init == "unigram":

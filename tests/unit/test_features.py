@@ -1,0 +1,51 @@
+"""ELMo feature files: allennlp `elmo --all` layout, stateless vectors, float16 storage."""
+
+import json
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from elmo_repro.bilm.model import BiLM, BiLMConfig
+from elmo_repro.elmo.features import read_all, write_features
+from elmo_repro.io import InputError
+
+SENTENCES = [["The", "cat", "sat", "."], ["Hello"], ["The", "cat", "sat", "."], ["a", "/", "b", "<S>"],
+             ["EU", "rejects", "German", "call"]]
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    config = BiLMConfig(filters=((1, 4), (2, 4)), char_dim=4, n_highway=1, cell_dim=8, projection_dim=4, n_layers=2)
+    return BiLM(config).eval()
+
+
+def test_layout_and_round_trip(tmp_path, model):
+    path = tmp_path / "f.hdf5"
+    write_features(path, model, SENTENCES, batch_size=2, dtype="float16")
+    with h5py.File(path) as handle:
+        assert set(handle.keys()) == {"0", "1", "2", "3", "4", "sentence_to_index"}
+        assert handle["0"].shape == (3, 4, 8) and handle["0"].dtype == np.float16
+        index = json.loads(handle["sentence_to_index"][()])
+    assert index["Hello"] == "1" and index["a / b <S>"] == "3"
+    layers = read_all(path)
+    assert [a.shape[1] for a in layers] == [len(s) for s in SENTENCES]
+    np.testing.assert_array_equal(layers[0], layers[2])            # duplicates keep their own index
+
+
+def test_vectors_do_not_depend_on_the_batch(tmp_path, model):
+    write_features(tmp_path / "a.hdf5", model, SENTENCES, batch_size=1, dtype="float32")
+    write_features(tmp_path / "b.hdf5", model, SENTENCES[::-1], batch_size=5, dtype="float32")
+    alone, together = read_all(tmp_path / "a.hdf5"), read_all(tmp_path / "b.hdf5")[::-1]
+    for x, y in zip(alone, together):
+        np.testing.assert_allclose(x, y, atol=1e-6)
+
+
+def test_truncated_file_is_a_clear_error(tmp_path, model):
+    path = tmp_path / "f.hdf5"
+    write_features(path, model, SENTENCES)
+    path.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(InputError, match="f.hdf5"):
+        read_all(path)
