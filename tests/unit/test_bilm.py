@@ -79,3 +79,15 @@ def test_training_learns_is_deterministic_and_resumes_exactly(tmp_path):
     assert loaded_vocab.tokens == vocab.tokens
     for p, q in zip(model.state_dict().values(), loaded.state_dict().values()):
         assert torch.equal(p, q)
+
+
+def test_a_checkpoint_from_another_configuration_is_not_resumed(tmp_path):
+    _train(tmp_path, stop_after=2, ckpt="d")
+    counts, n = count_tokens(SENTENCES)
+    vocab = Vocabulary.build(counts, n)
+    cfg = PretrainConfig(seed=3, token_budget=4 * 5 * 6, batch_size=4, unroll_steps=5, n_negative_samples=6,
+                         checkpoint_every=2, log_every=2, learning_rate=0.1)   # changed configuration
+    changed, _ = pretrain(small_config(len(vocab)), cfg, SENTENCES, vocab, tmp_path / "d")
+    fresh, _ = pretrain(small_config(len(vocab)), cfg, SENTENCES, vocab, tmp_path / "e")
+    for p, q in zip(changed.state_dict().values(), fresh.state_dict().values()):
+        assert torch.equal(p, q)

@@ -57,9 +57,17 @@ class PretrainConfig:
         return math.ceil(self.token_budget / (self.batch_size * self.unroll_steps))
 
 
+# Code whose edits invalidate a checkpoint (the same files the pretraining stage depends on).
+_PACKAGE = Path(__file__).resolve().parents[1]
+_CODE = [*sorted((_PACKAGE / "bilm").glob("*.py")),
+         *(_PACKAGE / "data" / name for name in ("character_ids.py", "lm_batches.py", "vocabulary.py"))]
+
+
 def _fingerprint(model_config: BiLMConfig, cfg: PretrainConfig, n_sentences: int, n_types: int) -> str:
-    """Identifies a run: a checkpoint from a different configuration or corpus is never resumed."""
-    blob = json.dumps([model_config.to_options(), cfg.__dict__, n_sentences, n_types], sort_keys=True)
+    """Identifies a run: a checkpoint from a different configuration, corpus or biLM code is never
+    resumed (it would silently stand in for a model the current code never trained)."""
+    code = hashlib.sha256(b"".join(path.read_bytes() for path in _CODE)).hexdigest()
+    blob = json.dumps([model_config.to_options(), cfg.__dict__, n_sentences, n_types, code], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
