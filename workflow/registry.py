@@ -118,10 +118,6 @@ STAGES: list[Stage] = [
 ]
 
 
-def by_name() -> dict[str, Stage]:
-    return {stage.name: stage for stage in STAGES}
-
-
 def snakemake_inputs(stage: Stage, mirror: str) -> list[str]:
     """The stage's deps as Snakemake inputs: mirror paths resolved, and a file inside another
     stage's output directory replaced by that directory (Snakemake matches outputs exactly)."""

@@ -70,9 +70,6 @@ class StageRun:
     def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
         self._mlflow.log_metrics({k: float(v) for k, v in metrics.items()}, step=step)
 
-    def log_params(self, params: dict[str, Any]) -> None:
-        self._mlflow.log_params(flatten(params))
-
     def log_artifact(self, path: str | Path) -> None:
         self._mlflow.log_artifact(str(path))
 
