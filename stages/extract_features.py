@@ -4,13 +4,12 @@ Reads models/bilm and data/conll2003/{train,dev,test}.jsonl; writes
 data/features/conll2003/{train,dev,test}.hdf5 (allennlp ``elmo --all`` layout).
 """
 
-import json
 import time
 from pathlib import Path
 
 from elmo_repro.bilm.train import load_model
 from elmo_repro.elmo.features import write_features
-from elmo_repro.io import iter_lines
+from elmo_repro.data.conll import read_jsonl
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
 
@@ -25,7 +24,7 @@ def main() -> None:
         model, _ = load_model(Path("models/bilm"))
         for split in SPLITS:
             source = Path(f"data/conll2003/{split}.jsonl")
-            sentences = [json.loads(line)["tokens"] for _, line in iter_lines(source)]
+            sentences = [sentence["tokens"] for sentence in read_jsonl(source)]
             start = time.monotonic()
             write_features(f"data/features/conll2003/{split}.hdf5", model, sentences,
                            cfg["batch_size"], cfg["dtype"])

@@ -86,7 +86,7 @@ STAGES: list[Stage] = [
     Stage(
         name="features_conll2003",
         module="extract_features",
-        deps=[*BILM_CODE, f"{PKG}/elmo/features.py", "models/bilm", "data/conll2003"],
+        deps=[*BILM_CODE, f"{PKG}/elmo/features.py", f"{PKG}/data/conll.py", "models/bilm", "data/conll2003"],
         params=["features"],
         outs=["data/features/conll2003"],
     ),
