@@ -24,6 +24,8 @@ for stage in STAGES:
         name: stage.name
         input: snakemake_inputs(stage, MIRROR)
         output: [directory(out) for out in [*stage.outs, *stage.committed]] + stage.metrics
-        params: **{section: config.get(section) for section in stage.params}
+        # the command is a param: a `shell:` expression is evaluated when the job runs, after the
+        # loop has moved on, so `shell: stage.cmd` would run the last stage's command for every rule
+        params: cmd=stage.cmd, **{section: config.get(section) for section in stage.params}
         threads: stage.threads
-        shell: stage.cmd
+        shell: "{params.cmd}"

@@ -12,12 +12,14 @@ from elmo_repro.elmo.features import write_features
 from elmo_repro.data.conll import read_jsonl
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
+from stages import stage_args
 
 SECTIONS = ["features"]
 SPLITS = ("train", "dev", "test")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    stage_args(__doc__, argv)
     params = load_params()
     cfg = params["features"]
     with stage_run("features_conll2003", params, SECTIONS) as run:

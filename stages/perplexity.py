@@ -11,11 +11,13 @@ from elmo_repro.data.text import read_sentences
 from elmo_repro.io import write_json
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
+from stages import stage_args
 
 SECTIONS = ["perplexity"]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    stage_args(__doc__, argv)
     params = load_params()
     with stage_run("perplexity", params, SECTIONS) as run:
         model, vocab = load_model(Path("models/bilm"))

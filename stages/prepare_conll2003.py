@@ -14,6 +14,7 @@ from elmo_repro.data.conll import read_conll2003, split_stats, write_jsonl
 from elmo_repro.io import atomic_open
 from elmo_repro.params import load_params, mirror_path
 from elmo_repro.tracking import stage_run
+from stages import stage_args
 
 SECTIONS = ["data"]
 OUT_DIR = Path("data/conll2003")
@@ -31,7 +32,8 @@ def prepare(source_dir: Path, out_dir: Path = OUT_DIR) -> dict[str, dict[str, in
     return stats
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    stage_args(__doc__, argv)
     params = load_params()
     with stage_run("prepare_conll2003", params, SECTIONS) as run:
         stats = prepare(mirror_path(params, "conll2003"))

@@ -1,7 +1,7 @@
 """Stage prepare_lm: build the LM training text and the held-out perplexity sample.
 
-Reads the sources named in ``lm_data.train_sources`` and ``1b_benchmark.test.tokens`` from the data
-mirror (see ``elmo_repro.data.lm_corpus``); writes ``data/lm/train.txt`` and
+Reads the sources named in ``lm_data.train_sources`` and the held-out text ``lm_data.heldout`` from
+the data mirror (see ``elmo_repro.data.lm_corpus``); writes ``data/lm/train.txt`` and
 ``data/lm/heldout.txt`` (UTF-8, one space-separated tokenized sentence per line, no ``</S>``) and
 ``results/metrics/lm_data.json`` (sentence/token counts per source and of the held-out sample).
 """
@@ -13,6 +13,7 @@ from elmo_repro.data.lm_corpus import build_split
 from elmo_repro.io import atomic_open, write_json
 from elmo_repro.params import load_params, mirror_path
 from elmo_repro.tracking import flatten, stage_run
+from stages import stage_args
 
 SECTIONS = ["data", "lm_data"]
 OUT_DIR = Path("data/lm")
@@ -26,12 +27,13 @@ def write_sentences(path: Path, sentences: list[list[str]]) -> None:
             handle.write(" ".join(tokens) + "\n")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    stage_args(__doc__, argv)
     params = load_params()
     with stage_run("prepare_lm", params, SECTIONS) as run:
         config = params["lm_data"]
         train, heldout, stats = build_split(mirror_path(params), config["train_sources"],
-                                            int(config["heldout_max_tokens"]))
+                                            int(config["heldout_max_tokens"]), config["heldout"])
         write_sentences(OUT_DIR / "train.txt", train)
         write_sentences(OUT_DIR / "heldout.txt", heldout)
         write_json(METRICS, stats)

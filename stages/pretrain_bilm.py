@@ -14,11 +14,13 @@ from elmo_repro.data.vocabulary import Vocabulary
 from elmo_repro.io import write_json
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
+from stages import stage_args
 
 SECTIONS = ["bilm", "pretrain"]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    stage_args(__doc__, argv)
     params = load_params()
     with stage_run("pretrain_bilm", params, SECTIONS) as run:
         vocab = Vocabulary.load("data/vocab/vocab.txt", "data/vocab/counts.tsv")

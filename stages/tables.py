@@ -10,11 +10,13 @@ from elmo_repro.io import atomic_open, read_json, write_json
 from elmo_repro.params import load_params
 from elmo_repro.tables import render_markdown, table1_rows
 from elmo_repro.tracking import stage_run
+from stages import stage_args
 
 SECTIONS = ["tables"]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    stage_args(__doc__, argv)
     params = load_params()
     with stage_run("tables", params, SECTIONS) as run:
         rows = table1_rows([read_json("results/metrics/ner.json")])

@@ -19,6 +19,7 @@ from elmo_repro.params import load_params
 from elmo_repro.tasks.ner import train_and_evaluate
 from elmo_repro.tracking import stage_run
 from elmo_repro.vectors import load_text_vectors
+from stages import stage_args
 
 SECTIONS = ["ner"]
 DATA_DIR = Path("data/conll2003")
@@ -66,7 +67,8 @@ def run_variants(run, config: dict, data: dict, vectors, load_features) -> dict:
     return variants
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    stage_args(__doc__, argv)
     params = load_params()
     with stage_run("train_ner", params, SECTIONS) as run:
         config = params["ner"]

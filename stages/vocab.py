@@ -8,11 +8,13 @@ from elmo_repro.data.text import iter_sentences
 from elmo_repro.data.vocabulary import Vocabulary, count_tokens
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
+from stages import stage_args
 
 SECTIONS = ["vocab"]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    stage_args(__doc__, argv)
     params = load_params()
     cfg = params["vocab"]
     with stage_run("vocab", params, SECTIONS) as run:

@@ -12,13 +12,15 @@ from elmo_repro.console import log
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
 from elmo_repro.vectors import train_word2vec
+from stages import stage_args
 
 SECTIONS = ["word_vectors"]
 TEXT = Path("data/lm/train.txt")
 OUT = Path("data/vectors/vectors.txt")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    stage_args(__doc__, argv)
     params = load_params()
     with stage_run("word_vectors", params, SECTIONS) as run:
         config = params["word_vectors"]

@@ -16,7 +16,9 @@ MIRROR = "${data.mirror}"
 PKG = "src/elmo_repro"
 
 # Library code each group of stages depends on; editing it marks those stages stale.
+COMMON_CODE = ["stages/__init__.py", f"{PKG}/io.py", f"{PKG}/params.py"]  # every stage reads/writes through them
 BILM_CODE = [f"{PKG}/bilm", f"{PKG}/data/character_ids.py", f"{PKG}/data/vocabulary.py"]
+TEXT_CODE = [f"{PKG}/data/text.py"]
 
 
 @dataclass(frozen=True)
@@ -31,38 +33,40 @@ class Stage:
     committed: list[str] = field(default_factory=list)      # directories kept in git (cache: false)
     metrics: list[str] = field(default_factory=list)        # JSON files, not cached by DVC
     persist: list[str] = field(default_factory=list)  # outputs DVC must not delete (checkpoints)
-    threads: int = 2
+    threads: int = 2  # pinned: torch's float reductions depend on it (Snakemake reserves as many)
 
     @property
     def cmd(self) -> str:
-        return f"python -m stages.{self.module}"
+        return f"python -m stages.{self.module} --threads {self.threads}"
 
     @property
     def all_deps(self) -> list[str]:
-        return [f"stages/{self.module}.py", *self.deps]
+        return [f"stages/{self.module}.py", *COMMON_CODE, *self.deps]
 
 
 STAGES: list[Stage] = [
     Stage(
         name="prepare_lm",
         module="prepare_lm",
-        deps=[f"{PKG}/data/lm_corpus.py", f"{MIRROR}/lm1b_heldout_subset",
+        deps=[f"{PKG}/data/lm_corpus.py", *TEXT_CODE, f"{MIRROR}/lm1b_heldout_subset",
               f"{MIRROR}/lm_supplement_nltk/corpora"],
         params=["data", "lm_data"],
         outs=["data/lm"],
         metrics=["results/metrics/lm_data.json"],
+        threads=1,
     ),
     Stage(
         name="vocab",
         module="vocab",
-        deps=[f"{PKG}/data/vocabulary.py", "data/lm/train.txt"],
+        deps=[f"{PKG}/data/vocabulary.py", *TEXT_CODE, "data/lm/train.txt"],
         params=["vocab"],
         outs=["data/vocab"],
+        threads=1,
     ),
     Stage(
         name="pretrain_bilm",
         module="pretrain_bilm",
-        deps=[*BILM_CODE, f"{PKG}/data/lm_batches.py", "data/lm/train.txt", "data/vocab"],
+        deps=[*BILM_CODE, *TEXT_CODE, f"{PKG}/data/lm_batches.py", "data/lm/train.txt", "data/vocab"],
         params=["bilm", "pretrain"],
         outs=["models/bilm"],
         persist=["models/bilm_checkpoints"],
@@ -71,7 +75,7 @@ STAGES: list[Stage] = [
     Stage(
         name="perplexity",
         module="perplexity",
-        deps=[*BILM_CODE, "data/lm/heldout.txt", "data/vocab", "models/bilm"],
+        deps=[*BILM_CODE, *TEXT_CODE, "data/lm/heldout.txt", "data/vocab", "models/bilm"],
         params=["perplexity"],
         metrics=["results/metrics/perplexity.json"],
     ),
@@ -82,6 +86,7 @@ STAGES: list[Stage] = [
               f"{MIRROR}/conll2003/eng.testa", f"{MIRROR}/conll2003/eng.testb"],
         params=["data"],
         outs=["data/conll2003"],
+        threads=1,
     ),
     Stage(
         name="features_conll2003",
@@ -96,6 +101,7 @@ STAGES: list[Stage] = [
         deps=[f"{PKG}/vectors.py", "data/lm/train.txt"],
         params=["word_vectors"],
         outs=["data/vectors"],
+        threads=1,  # gensim with one worker: bit-identical vectors
     ),
     Stage(
         name="train_ner",
@@ -114,6 +120,7 @@ STAGES: list[Stage] = [
               "results/metrics/perplexity.json"],
         params=["tables"],
         committed=["results/tables"],
+        threads=1,
     ),
 ]
 

@@ -66,32 +66,58 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
         handle.write("\n")
 
 
-def read_json(path: str | os.PathLike) -> Any:
-    """Read a UTF-8 JSON file; raise :class:`InputError` naming the file and line if malformed."""
-    path = Path(path)
+_BOM = b"\xef\xbb\xbf"  # the UTF-8 byte-order mark
+
+
+def _check_file(path: Path) -> None:
+    """Raise :class:`InputError` unless ``path`` is an existing regular file."""
+    if path.is_dir():
+        raise InputError(path, "is a directory, not a file")
     if not path.is_file():
         raise InputError(path, "file not found")
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """The whole text of a UTF-8 file, whatever the locale; a byte-order mark is dropped.
+
+    Raises:
+        InputError: missing file (or a directory), or invalid UTF-8 (naming the line).
+    """
+    path = Path(path)
+    _check_file(path)
+    raw = path.read_bytes()
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM):]
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line, column = raw.count(b"\n", 0, err.start) + 1, err.start - (raw.rfind(b"\n", 0, err.start) + 1)
+        raise InputError(path, f"not valid UTF-8 (byte {column} of the line)", line=line) from None
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """Read a UTF-8 JSON file (see :func:`read_text`); raise :class:`InputError` naming the file
+    and line if it is missing, malformed or not UTF-8."""
+    text = read_text(path)
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as err:
         raise InputError(path, f"malformed JSON: {err.msg}", line=err.lineno) from None
-    except UnicodeDecodeError as err:
-        raise InputError(path, f"not valid UTF-8 at byte {err.start}") from None
 
 
 def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, line)`` of a UTF-8 text file, 1-based, without the line terminator.
 
-    A UTF-8 byte-order mark is dropped and Windows ``\\r\\n`` endings are accepted. Invalid UTF-8
-    raises :class:`InputError` naming the file and the line.
+    Every physical line counts, blank ones included, so numbers are the file's line numbers. A UTF-8
+    byte-order mark is dropped and Windows ``\\r\\n`` endings are accepted. A missing file (or a
+    directory) and invalid UTF-8 raise :class:`InputError` naming the file (and the line).
     """
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "file not found")
+    _check_file(path)
     with open(path, "rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
+            if number == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM):]
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as err:

@@ -14,13 +14,31 @@ from typing import Any
 
 import yaml
 
+from .io import InputError, read_text
+
 PARAMS_FILE = Path("params.yaml")
 
 
 def load_params(path: str | Path = PARAMS_FILE) -> dict[str, Any]:
-    """Load the whole parameter file as a dict."""
-    with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+    """Load the whole parameter file (UTF-8) as a dict.
+
+    Raises:
+        InputError: the file is missing, is not valid UTF-8 or YAML (with the line), or does not
+            hold a mapping.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(path, "file not found (render it with `python -m workflow.profile`)")
+    try:
+        params = yaml.safe_load(read_text(path))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err)
+        raise InputError(path, f"malformed YAML: {problem}",
+                         line=mark.line + 1 if mark is not None else None) from None
+    if not isinstance(params, dict):
+        raise InputError(path, f"expected a mapping of sections, got {type(params).__name__}")
+    return params
 
 
 def section_hash(params: dict[str, Any], sections: list[str]) -> str:

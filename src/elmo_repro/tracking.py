@@ -32,7 +32,8 @@ def tracking_uri() -> str:
 
 def _git(*args: str) -> str:
     try:
-        return subprocess.run(["git", *args], capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(["git", *args], capture_output=True, text=True, encoding="utf-8",
+                              errors="replace", check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
 
@@ -49,15 +50,51 @@ def flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def _is_local(uri: str) -> bool:
+    return uri.startswith(("sqlite:", "file:")) or "://" not in uri
+
+
 def _ensure_experiment(mlflow) -> str:
     experiment = mlflow.get_experiment_by_name(EXPERIMENT)
     if experiment is not None:
         return experiment.experiment_id
-    artifacts = Path("mlruns").resolve().as_uri()
+    # a local store keeps artifacts in ./mlruns; a server decides for itself (it may proxy them)
+    artifacts = Path("mlruns").resolve().as_uri() if _is_local(tracking_uri()) else None
     try:
         return mlflow.create_experiment(EXPERIMENT, artifact_location=artifacts)
     except Exception:  # created concurrently by another stage process
         return mlflow.get_experiment_by_name(EXPERIMENT).experiment_id
+
+
+def open_store():
+    """Create the tracking store (SQLite schema or server connection) and the experiment.
+
+    Returns ``(MlflowClient, experiment_id)``. The launcher calls this once before any stage runs,
+    so parallel stage processes never race to create the SQLite schema.
+    """
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    mlflow.set_tracking_uri(tracking_uri())
+    return MlflowClient(tracking_uri()), _ensure_experiment(mlflow)
+
+
+def run_tags(params: dict[str, Any], sections: list[str] | None = None) -> dict[str, str]:
+    """Tags every run carries: profile, git commit and dirty flag, params hash, torch, SLURM job."""
+    import torch
+
+    tags = {
+        "profile": str(params.get("profile", "")),
+        "git_commit": _git("rev-parse", "HEAD"),
+        "git_dirty": str(bool(_git("status", "--porcelain", "--untracked-files=no"))).lower(),
+        "torch_version": torch.__version__,
+        "threads": str(torch.get_num_threads()),
+    }
+    if sections is not None:
+        tags["params_hash"] = section_hash(params, sections)
+    if os.environ.get("SLURM_JOB_ID"):
+        tags["slurm_job_id"] = os.environ["SLURM_JOB_ID"]
+    return tags
 
 
 class StageRun:
@@ -94,24 +131,13 @@ def stage_run(stage: str, params: dict[str, Any], sections: list[str]) -> Iterat
         sections: the params sections this stage declares; they are logged flattened.
     """
     import mlflow
-    import torch
 
     mlflow.set_tracking_uri(tracking_uri())
     experiment_id = _ensure_experiment(mlflow)
-    tags = {
-        "stage": stage,
-        "profile": str(params.get("profile", "")),
-        "params_hash": section_hash(params, sections),
-        "git_commit": _git("rev-parse", "HEAD"),
-        "git_dirty": str(bool(_git("status", "--porcelain", "--untracked-files=no"))).lower(),
-        "torch_version": torch.__version__,
-        "threads": str(torch.get_num_threads()),
-    }
+    tags = {"stage": stage, **run_tags(params, sections)}
     parent = os.environ.get(PARENT_ENV)
     if parent:
         tags["mlflow.parentRunId"] = parent
-    if os.environ.get("SLURM_JOB_ID"):
-        tags["slurm_job_id"] = os.environ["SLURM_JOB_ID"]
     start = time.monotonic()
     log(f"[{stage}] start (profile {tags['profile']}, {tags['threads']} threads)")
     with mlflow.start_run(experiment_id=experiment_id, run_name=stage, tags=tags) as run:

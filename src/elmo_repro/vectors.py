@@ -43,7 +43,9 @@ def train_word2vec(text_path: str | Path, out_path: str | Path, dim: int, window
     """Train gensim word2vec on a tokenized text and save the vectors in word2vec text format.
 
     Args:
-        text_path: UTF-8 text, one whitespace-tokenized sentence per line (gensim ``LineSentence``).
+        text_path: UTF-8 text, one whitespace-tokenized sentence per line, read as gensim's
+            ``LineSentence`` reads it (same token lists) except that a byte-order mark is dropped
+            and invalid UTF-8 is an :class:`InputError` naming the line (:class:`_TextSentences`).
         out_path: the word2vec text file written (atomically); rows in gensim's vocabulary order
             (descending frequency).
         dim, window, min_count, epochs: gensim's ``vector_size``, ``window``, ``min_count``,
@@ -60,12 +62,11 @@ def train_word2vec(text_path: str | Path, out_path: str | Path, dim: int, window
         ``{"vocab_size", "dim", "corpus_tokens", "seconds"}`` (``seconds``: training only).
     """
     from gensim.models import Word2Vec
-    from gensim.models.word2vec import LineSentence
 
     text_path = Path(text_path)
     if not text_path.is_file():
         raise InputError(text_path, "file not found")
-    sentences = LineSentence(str(text_path))
+    sentences = _TextSentences(text_path)
     model = Word2Vec(vector_size=dim, window=window, min_count=min_count, sg=sg, seed=seed,
                      workers=workers, hashfxn=_stable_hash)
     model.build_vocab(sentences)
@@ -77,6 +78,23 @@ def train_word2vec(text_path: str | Path, out_path: str | Path, dim: int, window
     save_word2vec_text(out_path, list(model.wv.index_to_key), model.wv.vectors)
     return {"vocab_size": len(model.wv.index_to_key), "dim": dim,
             "corpus_tokens": model.corpus_total_words, "seconds": seconds}
+
+
+class _TextSentences:
+    """Restartable iterable over a text's sentences for gensim: the token lists of gensim's
+    ``LineSentence`` (each line split on whitespace, blank lines yielding nothing, lines longer than
+    ``MAX_WORDS_IN_BATCH`` tokens cut into chunks), read with :func:`~elmo_repro.io.iter_lines`."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __iter__(self):
+        from gensim.models.word2vec import MAX_WORDS_IN_BATCH
+
+        for _, line in iter_lines(self.path):
+            tokens = line.split()
+            for start in range(0, len(tokens), MAX_WORDS_IN_BATCH):
+                yield tokens[start:start + MAX_WORDS_IN_BATCH]
 
 
 def save_word2vec_text(path: str | Path, words: list[str], matrix: np.ndarray) -> None:

@@ -2,33 +2,16 @@
 the repository (so the tiny profile's dvc.lock and results are never touched)."""
 
 import json
-import os
-import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.e2e.pipeline import run
 from workflow.registry import STAGES
 
-ROOT = Path(__file__).resolve().parents[2]
-MIRROR = ROOT.parent / "shared" / "data"
-
 pytestmark = pytest.mark.e2e
-
-
-def run(cmd: list[str], cwd: Path) -> str:
-    # the copy's own sources come first, whatever the editable install points at
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": str(cwd / "src"), "DVC_NO_ANALYTICS": "1", "MLFLOW_DISABLE_TELEMETRY": "true"}
-    env.pop("MLFLOW_TRACKING_URI", None)
-    env.pop("ELMO_PARENT_RUN_ID", None)
-    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    assert result.returncode == 0, f"{' '.join(cmd)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-6000:]}"
-    return result.stdout
 
 
 def stale_stages(repo: Path) -> tuple[set[str], set[str]]:
@@ -47,31 +30,6 @@ def stale_stages(repo: Path) -> tuple[set[str], set[str]]:
                 stale.add(stage.name)
                 grew = True
     return changed, stale
-
-
-@pytest.fixture(scope="module")
-def smoke_repo(tmp_path_factory) -> Path:
-    if not MIRROR.is_dir():
-        pytest.skip(f"data mirror {MIRROR} not present")
-    repo = tmp_path_factory.mktemp("clone") / "repo"
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                           cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("\0")
-    for name in filter(None, files):
-        source = ROOT / name
-        if source.is_file():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, repo / name)
-    for path in ("dvc.lock", "results/tables"):  # start from an empty pipeline state
-        target = repo / path
-        shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
-    run(["git", "init", "-q"], repo)
-    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy", "--allow-empty"], repo)
-    run([sys.executable, "-m", "workflow.profile", "smoke"], repo)
-    params = yaml.safe_load((repo / "params.yaml").read_text())
-    params["data"]["mirror"] = str(MIRROR)
-    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    run(["dvc", "repro"], repo)
-    return repo
 
 
 def test_table_has_the_ner_row_and_perplexity(smoke_repo):
@@ -100,6 +58,10 @@ def test_every_stage_logged_an_mlflow_run(smoke_repo):
             assert status == "FINISHED"
         durations = db.execute("SELECT COUNT(DISTINCT run_uuid) FROM metrics WHERE key = 'duration_s'").fetchone()
         assert durations[0] >= len(STAGES)
+        # plain `dvc repro`, without the launcher: top-level stage runs
+        parents = db.execute("SELECT COUNT(*) FROM tags WHERE key = 'mlflow.parentRunId' AND run_uuid IN "
+                             "(SELECT run_uuid FROM tags WHERE key = 'stage')").fetchone()
+        assert parents[0] == 0
 
 
 def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
@@ -120,3 +82,20 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
     assert stale_stages(smoke_repo) == ({"train_ner"}, {"train_ner", "tables"})
     params_file.write_text(original_params)
     assert stale_stages(smoke_repo) == (set(), set())
+
+
+def test_launcher_makes_stage_runs_children_of_one_pipeline_run(smoke_repo):
+    table = (smoke_repo / "results/tables/table1.md").read_bytes()
+    run(["python", "-m", "workflow.launch", "dvc", "repro", "--force", "--single-item", "tables"], smoke_repo)
+    assert (smoke_repo / "results/tables/table1.md").read_bytes() == table
+    with sqlite3.connect(smoke_repo / "mlflow.db") as db:
+        (parent, status), = db.execute(
+            "SELECT r.run_uuid, r.status FROM runs r JOIN tags t ON r.run_uuid = t.run_uuid "
+            "WHERE t.key = 'runner' AND t.value = 'dvc'").fetchall()
+        assert status == "FINISHED"
+        children = db.execute("SELECT t.value FROM tags t JOIN tags p ON t.run_uuid = p.run_uuid "
+                              "WHERE t.key = 'stage' AND p.key = 'mlflow.parentRunId' AND p.value = ?",
+                              (parent,)).fetchall()
+        assert children == [("tables",)]
+    (artifact,) = (smoke_repo / "mlruns").glob(f"**/{parent}/artifacts/table1.md")
+    assert artifact.read_bytes() == table

@@ -104,7 +104,7 @@ def test_stage_writes_jsonl_and_logs_official_counts(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(stage, "stage_run", fake_stage_run)
     monkeypatch.setattr(stage, "load_params", lambda: {"data": {"mirror": str(CONLL.parent)}})
-    stage.main()
+    stage.main([])
     for split, name in stage.FILES.items():
         official = OFFICIAL[name]
         assert logged[f"{split}_sentences"] == official["sentences"]

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from elmo_repro.data.lm_corpus import (ABC_ZIP, BROWN_ZIP, LM1B_DEV, LM1B_TEST, build_split, read_abc,
+from elmo_repro.data.lm_corpus import (ABC_ZIP, BROWN_ZIP, LM1B_DEV, LM1B_HELDOUT_00000, LM1B_OFFICIAL,
+                                       LM1B_TEST, LM1B_TRAIN_DIR, build_split, read_abc,
                                        read_brown, read_lm1b, split_sentences, tokenize)
 from elmo_repro.io import InputError
 
@@ -155,13 +156,32 @@ def test_build_split(mirror):
         "train_sentences": 5, "train_tokens": 12, "heldout_sentences": 2, "heldout_tokens": 5,
         "heldout_dropped_overlap": 2, "heldout_dropped_duplicate": 1}
     assert build_split(mirror, ["lm1b_dev"], 100)[1] == [["x", "y"], ["the", "dog"], ["z", "z", "z"], ["w"]]
+    assert build_split(mirror, ["lm1b_dev"], 0)[1] == [["x", "y"], ["the", "dog"], ["z", "z", "z"], ["w"]]
 
 
-@pytest.mark.parametrize("sources, budget",
-                         [(["wiki"], 10), ([], 10), (["brown", "brown"], 10), (["brown"], 0)])
-def test_build_split_rejects_bad_config(mirror, sources, budget):
+def test_official_training_shards_and_heldout_00000(tmp_path):
+    """The paper profile's sources: the tarball's training shards in order, heldout shard 00000."""
+    train_dir = tmp_path / LM1B_TRAIN_DIR
+    train_dir.mkdir(parents=True)
+    (train_dir / "news.en-00002-of-00100").write_text("c d\n", encoding="utf-8")
+    (train_dir / "news.en-00001-of-00100").write_text("a b\n\nb a\n", encoding="utf-8")
+    (train_dir / "README").write_text("not a shard\n", encoding="utf-8")
+    (tmp_path / LM1B_HELDOUT_00000).parent.mkdir(parents=True)
+    (tmp_path / LM1B_HELDOUT_00000).write_text("a b\nnew one\n", encoding="utf-8")
+    train, heldout, stats = build_split(tmp_path, ["lm1b_train"], 0, heldout="lm1b_heldout_00000")
+    assert train == [["a", "b"], ["b", "a"], ["c", "d"]]
+    assert heldout == [["new", "one"]] and stats["heldout_dropped_overlap"] == 1
+    with pytest.raises(InputError, match="no 1B Word training shards"):
+        build_split(tmp_path / LM1B_OFFICIAL, ["lm1b_train"], 0)
+
+
+@pytest.mark.parametrize("sources, budget, heldout",
+                         [(["wiki"], 10, "lm1b_test_sections"), ([], 10, "lm1b_test_sections"),
+                          (["brown", "brown"], 10, "lm1b_test_sections"), (["brown"], -1, "lm1b_test_sections"),
+                          (["brown"], 10, "wiki_test")])
+def test_build_split_rejects_bad_config(mirror, sources, budget, heldout):
     with pytest.raises(ValueError):
-        build_split(mirror, sources, budget)
+        build_split(mirror, sources, budget, heldout)
 
 
 # ------------------------------------------------------------------------------ real staged data

@@ -190,7 +190,7 @@ def test_stage_writes_ner_json(tmp_path, monkeypatch, data, vectors):
 
     monkeypatch.setattr(stage, "stage_run", fake_stage_run)
     monkeypatch.setattr(stage, "load_params", lambda: {"ner": dict(CFG, seeds=[0, 1], max_train_sentences=0)})
-    stage.main()
+    stage.main([])
     out = json.loads(Path("results/metrics/ner.json").read_text(encoding="utf-8"))
     assert (out["task"], out["dataset"], out["metric"], out["stage_run_id"]) == ("ner", "conll2003", "span_f1",
                                                                                  "id-stage")

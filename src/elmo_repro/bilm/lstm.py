@@ -62,12 +62,16 @@ class LstmCellWithProjection(nn.Module):
             h = h.clamp(-self.proj_clip, self.proj_clip)
         return h, c
 
-    def forward(self, inputs: torch.Tensor, state: State | None = None) -> tuple[torch.Tensor, State]:
+    def forward(self, inputs: torch.Tensor, state: State | None = None,
+                mask: torch.Tensor | None = None) -> tuple[torch.Tensor, State]:
         """Run over a sequence left to right.
 
         Args:
             inputs: (B, T, input_dim).
             state: initial (h, c) or None for zeros.
+            mask: optional (B, T) bool; where False the step is skipped and the state held, so the
+                final state is each row's state after its last real step (allennlp's packed
+                sequences; used by stateful inference). None: every step advances.
 
         Returns:
             outputs (B, T, projection_dim) and the final state.
@@ -79,7 +83,12 @@ class LstmCellWithProjection(nn.Module):
         x_gates = x_gates.view(batch, steps, -1)                              # (B, T, 4C), one matmul
         outputs = []
         for t in range(steps):
-            state = self.step(x_gates[:, t], state)
+            new_state = self.step(x_gates[:, t], state)
+            if mask is not None:
+                keep = mask[:, t, None]                                       # (B, 1)
+                new_state = (torch.where(keep, new_state[0], state[0]),
+                             torch.where(keep, new_state[1], state[1]))
+            state = new_state
             outputs.append(state[0])
         return torch.stack(outputs, dim=1), state
 
@@ -103,14 +112,17 @@ class LstmStack(nn.Module):
             for k in range(n_layers))
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, inputs: torch.Tensor, states: list[State] | None = None
-                ) -> tuple[list[torch.Tensor], list[State]]:
-        """(B, T, input_dim) -> ([n_layers x (B, T, P)], final states per layer)."""
+    def forward(self, inputs: torch.Tensor, states: list[State] | None = None,
+                mask: torch.Tensor | None = None) -> tuple[list[torch.Tensor], list[State]]:
+        """(B, T, input_dim) -> ([n_layers x (B, T, P)], final states per layer).
+
+        ``mask`` (B, T) bool, optional: hold the state at padded steps (see
+        :meth:`LstmCellWithProjection.forward`)."""
         outputs, finals = [], []
         x = inputs
         for k, layer in enumerate(self.layers):
             x_in = self.dropout(x)
-            out, final = layer(x_in, None if states is None else states[k])
+            out, final = layer(x_in, None if states is None else states[k], mask)
             if self.use_skip_connections and k > 0:
                 out = out + x_in
             outputs.append(out)

@@ -8,7 +8,7 @@ Its configuration is bilm-tf's options.json layout (``char_cnn``, ``lstm``, ``dr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -17,6 +17,11 @@ from ..data.character_ids import MAX_CHARS, N_CHARACTERS
 from .char_cnn import CharCNNTokenEmbedder, conv_output_check
 from .lstm import LstmStack, State
 from .sampled_softmax import SoftmaxLayer
+
+if TYPE_CHECKING:
+    from .token_cache import TokenCache
+
+BiStates = tuple[list[State], list[State]]  # (forward, backward) LSTM state per layer
 
 
 @dataclass(frozen=True)
@@ -119,27 +124,54 @@ class BiLM(nn.Module):
         outputs, finals = lstm(token_embeddings, states)
         return self.output_dropout(outputs[-1]), finals
 
-    # ---- inference: stateless, both directions over the same padded sentences ------------------
-    def layers(self, char_ids: torch.Tensor) -> torch.Tensor:
+    # ---- inference: both directions over the same padded sentences ----------------------------
+    def layers(self, char_ids: torch.Tensor, token_cache: "TokenCache | None" = None) -> torch.Tensor:
         """All biLM layers for a padded batch, each sentence computed independently (zero state).
 
         Args:
             char_ids: (B, T, 50) shifted char ids including ``<S>``/``</S>``; all-zero rows are
                 padding and must come after a sentence's last token.
+            token_cache: optional precomputed token layer (same values; in-vocabulary words skip
+                the char CNN).
 
         Returns:
             (B, L + 1, T, 2 * projection_dim); rows at padded positions are zero.
         """
+        return self._layers(char_ids, token_cache, None, stateful=False)[0]
+
+    def layers_with_state(self, char_ids: torch.Tensor, states: BiStates | None,
+                          token_cache: "TokenCache | None" = None) -> tuple[torch.Tensor, BiStates]:
+        """Like :meth:`layers`, but starting from ``states`` and returning each row's final states
+        (bilm-tf/allennlp stateful inference; see :class:`~elmo_repro.bilm.stateful.StatefulBiLM`).
+
+        Args:
+            char_ids: (B, T, 50) as for :meth:`layers`.
+            states: (forward, backward) per-layer (h: (B, P), c: (B, cells)), or None for zeros.
+                The forward state continues left to right; the backward state enters at each row's
+                last token.
+            token_cache: as for :meth:`layers`.
+
+        Returns:
+            layers (B, L + 1, T, 2P) and the new states: forward after each row's last token,
+            backward after its first. A row with no tokens keeps its states unchanged.
+        """
+        return self._layers(char_ids, token_cache, states, stateful=True)
+
+    def _layers(self, char_ids: torch.Tensor, token_cache: "TokenCache | None", states: BiStates | None,
+                stateful: bool) -> tuple[torch.Tensor, BiStates]:
         mask = (char_ids > 0).any(-1)                                          # (B, T)
         lengths = mask.sum(-1)                                                 # (B,)
-        token = self.token_embedder.embed_unique(char_ids) * mask[..., None]   # (B, T, P)
-        fwd, _ = self.forward_lstm(token)
+        embed = self.token_embedder.embed_unique if token_cache is None else token_cache
+        token = embed(char_ids) * mask[..., None]                              # (B, T, P)
+        step_mask = mask if stateful else None                                 # hold state at padding
+        fwd_states, bwd_states = (None, None) if states is None else states
+        fwd, fwd_final = self.forward_lstm(token, fwd_states, step_mask)
         rev = _reverse_padded(token, lengths)                                  # each row reversed in place
-        bwd, _ = self.backward_lstm(rev)
+        bwd, bwd_final = self.backward_lstm(rev, bwd_states, step_mask)
         bwd = [_reverse_padded(layer, lengths) for layer in bwd]
         layers = [torch.cat([token, token], dim=-1)]
         layers += [torch.cat([f, b], dim=-1) for f, b in zip(fwd, bwd)]
-        return torch.stack(layers, dim=1) * mask[:, None, :, None]
+        return torch.stack(layers, dim=1) * mask[:, None, :, None], (fwd_final, bwd_final)
 
 
 def _reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:

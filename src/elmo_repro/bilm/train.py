@@ -1,8 +1,10 @@
 """biLM pretraining (paper §3.4; bilm-tf ``train.py``): sampled softmax, Adagrad, global
 gradient-norm clipping, state carried across batches, atomic checkpoints and exact resume.
 
-The run length is a token budget (target tokens per direction), converted into a number of
-batches of ``batch_size x unroll_steps``; the corpus is cycled in seeded epochs as needed.
+The run length is either a number of epochs over the training text (the paper: 10) or a token
+budget (target tokens per direction); either becomes a number of batches of
+``batch_size x unroll_steps`` derived from the data, as bilm-tf's ``n_train_tokens``; the corpus
+is cycled in seeded epochs as needed.
 Resuming restores the weights, the optimizer, the carried LSTM states, every random generator
 and the data-stream position, so a killed-and-resumed run ends with the weights of an
 uninterrupted one.
@@ -21,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ..console import Throttle, log
+from ..console import Progress, log
 from ..data.lm_batches import LMStream, TypeTable
 from ..data.vocabulary import Vocabulary
 from ..io import atomic_path, read_json, write_json
@@ -35,7 +37,8 @@ class PretrainConfig:
     """The ``pretrain`` params section."""
 
     seed: int = 0
-    token_budget: int = 1_000_000
+    token_budget: int = 1_000_000   # target tokens per direction; used when epochs is 0
+    epochs: float = 0.0             # passes over the training text (paper: 10); overrides the budget
     batch_size: int = 128
     unroll_steps: int = 20
     n_negative_samples: int = 8192
@@ -52,9 +55,13 @@ class PretrainConfig:
         known = {k: v for k, v in section.items() if k in cls.__dataclass_fields__ and k != "extra"}
         return cls(**known, extra={k: v for k, v in section.items() if k not in known})
 
-    @property
-    def n_batches(self) -> int:
-        return math.ceil(self.token_budget / (self.batch_size * self.unroll_steps))
+    def n_batches(self, n_train_tokens: int) -> int:
+        """Number of updates: ``epochs x n_train_tokens`` (bilm-tf: word tokens of the training
+        text, boundaries not counted) or the token budget, over ``batch_size x unroll_steps``."""
+        if self.epochs < 0 or self.token_budget < 0:
+            raise ValueError(f"epochs and token_budget must be >= 0, got {self.epochs}, {self.token_budget}")
+        tokens = self.epochs * n_train_tokens if self.epochs > 0 else self.token_budget
+        return max(1, math.ceil(tokens / (self.batch_size * self.unroll_steps)))
 
 
 # Code whose edits invalidate a checkpoint (the same files the pretraining stage depends on).
@@ -145,49 +152,50 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
         else:
             log(f"ignoring {ckpt_path}: it belongs to a different configuration or corpus")
 
-    n_batches = cfg.n_batches if stop_after is None else min(cfg.n_batches, stop_after)
-    log(f"pretraining {cfg.n_batches} batches of {cfg.batch_size}x{cfg.unroll_steps} "
-        f"({cfg.n_batches * cfg.batch_size * cfg.unroll_steps:,} target tokens per direction), "
+    total_batches = cfg.n_batches(sum(len(s) for s in encoded))
+    n_batches = total_batches if stop_after is None else min(total_batches, stop_after)
+    log(f"pretraining {total_batches} batches of {cfg.batch_size}x{cfg.unroll_steps} "
+        f"({total_batches * cfg.batch_size * cfg.unroll_steps:,} target tokens per direction), "
         f"{sum(p.numel() for p in model.parameters()):,} parameters, vocabulary {len(vocab):,}, "
         f"{len(table.types):,} input types")
     model.train()
     window_loss, window_batches, window_start = 0.0, 0, time.monotonic()
-    throttle = Throttle(30.0)
     summary: dict[str, float] = {}
-    for batch in range(start_batch, n_batches):
-        (in_f, tg_f), (in_b, tg_b) = next(streams[0]), next(streams[1])
-        inputs = torch.from_numpy(np.stack([in_f, in_b]))                     # (2, B, T) type ids
-        unique, inverse = torch.unique(inputs, return_inverse=True)
-        tokens = model.token_embedder(char_ids[unique])[inverse]              # (2, B, T, P)
-        loss = 0.0
-        for d, targets in enumerate((tg_f, tg_b)):
-            hidden, states[d] = model.direction_hidden(tokens[d], bool(d), states[d])
-            flat_targets = vocab_ids[torch.from_numpy(targets).reshape(-1)]   # (B*T,)
-            loss = loss + 0.5 * model.softmax.sampled_loss(
-                hidden.reshape(-1, hidden.size(-1)), flat_targets, cfg.n_negative_samples, sampler)
-        optimizer.zero_grad(set_to_none=True)
-        # bilm-tf differentiates loss * unroll_steps: with Adagrad's initial accumulator of 1.0
-        # this scale sets the effective step size, so it is part of the recipe.
-        (loss * cfg.unroll_steps).backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        optimizer.step()
-        states = [_detach(s) for s in states]
-        window_loss += float(loss.detach())
-        window_batches += 1
-        done = batch + 1
-        if done % cfg.log_every == 0 or done == n_batches:
-            elapsed = time.monotonic() - window_start
-            summary = {"train_sampled_softmax_loss": window_loss / window_batches,
-                       "grad_norm": float(grad_norm),
-                       "tokens_per_second": window_batches * 2 * cfg.batch_size * cfg.unroll_steps / elapsed}
-            if log_metrics:
-                log_metrics(summary, done)
-            if throttle() or done == n_batches:
-                log(f"batch {done}/{cfg.n_batches}: sampled-softmax loss {summary['train_sampled_softmax_loss']:.3f}"
-                    f" nats, {summary['tokens_per_second']:,.0f} tokens/s")
-            window_loss, window_batches, window_start = 0.0, 0, time.monotonic()
-        if done % cfg.checkpoint_every == 0 or done == n_batches:
-            save_checkpoint(ckpt_path, model, optimizer, sampler, states, done, fingerprint)
+    with Progress("pretraining", n_batches, "batches", completed=start_batch) as progress:
+        for batch in range(start_batch, n_batches):
+            (in_f, tg_f), (in_b, tg_b) = next(streams[0]), next(streams[1])
+            inputs = torch.from_numpy(np.stack([in_f, in_b]))                 # (2, B, T) type ids
+            unique, inverse = torch.unique(inputs, return_inverse=True)
+            tokens = model.token_embedder(char_ids[unique])[inverse]          # (2, B, T, P)
+            loss = 0.0
+            for d, targets in enumerate((tg_f, tg_b)):
+                hidden, states[d] = model.direction_hidden(tokens[d], bool(d), states[d])
+                flat_targets = vocab_ids[torch.from_numpy(targets).reshape(-1)]   # (B*T,)
+                loss = loss + 0.5 * model.softmax.sampled_loss(
+                    hidden.reshape(-1, hidden.size(-1)), flat_targets, cfg.n_negative_samples, sampler)
+            optimizer.zero_grad(set_to_none=True)
+            # bilm-tf differentiates loss * unroll_steps: with Adagrad's initial accumulator of 1.0
+            # this scale sets the effective step size, so it is part of the recipe.
+            (loss * cfg.unroll_steps).backward()
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            optimizer.step()
+            states = [_detach(s) for s in states]
+            window_loss += float(loss.detach())
+            window_batches += 1
+            done = batch + 1
+            if done % cfg.log_every == 0 or done == n_batches:
+                elapsed = time.monotonic() - window_start
+                summary = {"train_sampled_softmax_loss": window_loss / window_batches,
+                           "grad_norm": float(grad_norm),
+                           "tokens_per_second": window_batches * 2 * cfg.batch_size * cfg.unroll_steps / elapsed}
+                if log_metrics:
+                    log_metrics(summary, done)
+                progress.note(f"sampled-softmax loss {summary['train_sampled_softmax_loss']:.3f} nats, "
+                              f"{summary['tokens_per_second']:,.0f} tokens/s")
+                window_loss, window_batches, window_start = 0.0, 0, time.monotonic()
+            if done % cfg.checkpoint_every == 0 or done == n_batches:
+                save_checkpoint(ckpt_path, model, optimizer, sampler, states, done, fingerprint)
+            progress.advance()
     summary["batches"] = float(n_batches)
     summary["target_tokens_per_direction"] = float(n_batches * cfg.batch_size * cfg.unroll_steps)
     return model, summary

@@ -37,11 +37,14 @@ def read_conll2003(path: str | os.PathLike) -> list[dict[str, list[str]]]:
     Returns:
         One dict per sentence: ``{"tokens", "pos", "chunk", "ner"}``, each a list of strings of
         the sentence's length; ``ner`` (and ``chunk``) in IOB1 exactly as in the file.
-        ``-DOCSTART-`` lines are skipped and never yield a sentence (nor do repeated blank lines).
+        ``-DOCSTART-`` lines are skipped and never yield a sentence (nor do repeated blank lines),
+        so a sentence's index is its position among the file's sentences whatever the blank lines.
+        UTF-8; a byte-order mark is dropped and ``\\r\\n`` endings are accepted.
 
     Raises:
         InputError: naming the file and line, for a line without exactly 4 space-separated
-            columns or whose chunk/NER tag does not match ``O|[IB]-[A-Z]+``.
+            columns or whose chunk/NER tag does not match ``O|[IB]-[A-Z]+``, or invalid UTF-8;
+            naming the file, when it is missing or has no sentence.
     """
     sentences: list[dict[str, list[str]]] = []
     current: dict[str, list[str]] = _empty()
@@ -61,6 +64,8 @@ def read_conll2003(path: str | os.PathLike) -> list[dict[str, list[str]]]:
             current[field].append(value)
     if current["tokens"]:
         sentences.append(current)
+    if not sentences:
+        raise InputError(path, "no sentences (the file is empty or has only blank/-DOCSTART- lines)")
     return sentences
 
 
@@ -71,20 +76,36 @@ def _empty() -> dict[str, list[str]]:
 def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Read the ``data/conll2003/*.jsonl`` written by ``stages.prepare_conll2003`` (one sentence a line).
 
-    The line index is the sentence index used everywhere downstream (ELMo features are keyed by it).
+    The line index is the sentence index used everywhere downstream (ELMo features are keyed by it),
+    so a blank line is an error rather than skipped (skipping it would shift every later index).
+
+    Raises:
+        InputError: naming the file and line, for a blank line, malformed JSON, or an object without
+            non-empty ``tokens`` and ``ner`` lists of non-empty strings of equal length; naming the
+            file, when it is missing or empty.
     """
     sentences = []
     for number, line in iter_lines(path):
+        if not line.strip():
+            raise InputError(path, "blank line (each line must hold one sentence: the line index is "
+                             "the sentence index)", line=number)
         try:
             sentence = json.loads(line)
         except json.JSONDecodeError as err:
             raise InputError(path, f"malformed JSON: {err.msg}", line=number) from None
-        if not isinstance(sentence, dict) or not sentence.get("tokens") or \
-                len(sentence.get("ner", ())) != len(sentence["tokens"]):
-            raise InputError(path, "expected an object with non-empty 'tokens' and 'ner' of equal length",
-                             line=number)
+        if not isinstance(sentence, dict) or not _strings(sentence.get("tokens")) or \
+                not _strings(sentence.get("ner")) or len(sentence["ner"]) != len(sentence["tokens"]):
+            raise InputError(path, "expected an object whose 'tokens' and 'ner' are non-empty lists of "
+                             "non-empty strings of equal length", line=number)
         sentences.append(sentence)
+    if not sentences:
+        raise InputError(path, "no sentences (empty file)")
     return sentences
+
+
+def _strings(value: Any) -> bool:
+    """A non-empty list of non-empty strings."""
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) and v for v in value)
 
 
 def write_jsonl(handle, sentences: list[dict[str, Any]]) -> None:

@@ -25,6 +25,12 @@ Every reader yields sentences as lists of tokens (no ``<S>``/``</S>``), in file 
 
 :func:`build_split` concatenates the chosen sources into the training text and takes the
 held-out sample for perplexity from 1B Word heldout sections 12-13 (``1b_benchmark.test.tokens``).
+
+Bad input: a missing mirror, file or archive, and a source that yields no sentence, raise
+:class:`~elmo_repro.io.InputError` naming the path. A UTF-8 byte-order mark is dropped and
+``\\r\\n`` endings are accepted in every source. A literal ``<S>`` or ``</S>`` token in 1B Word or
+Brown text is an ``InputError`` naming the file (zip member) and line (see ``elmo_repro.data.text``);
+the ABC tokenizer cannot produce one (``<`` and ``>`` become tokens of their own).
 """
 
 from __future__ import annotations
@@ -36,10 +42,15 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..io import InputError, iter_lines
+from .text import check_no_boundary_tokens
 
 LM1B_DIR = "lm1b_heldout_subset"
 LM1B_DEV = f"{LM1B_DIR}/1b_benchmark.dev.tokens"
 LM1B_TEST = f"{LM1B_DIR}/1b_benchmark.test.tokens"
+# The official benchmark as extracted from its tarball (``python -m elmo_repro.fetch --only lm1b``)
+LM1B_OFFICIAL = "1-billion-word-language-modeling-benchmark-r13output"
+LM1B_TRAIN_DIR = f"{LM1B_OFFICIAL}/training-monolingual.tokenized.shuffled"
+LM1B_HELDOUT_00000 = f"{LM1B_OFFICIAL}/heldout-monolingual.tokenized.shuffled/news.en.heldout-00000-of-00050"
 BROWN_ZIP = "lm_supplement_nltk/corpora/brown.zip"
 ABC_ZIP = "lm_supplement_nltk/corpora/abc.zip"
 
@@ -155,12 +166,26 @@ def split_sentences(line: str) -> list[str]:
 def read_lm1b(path: str | Path) -> Iterator[list[str]]:
     """Sentences of a 1B Word ``*.tokens`` file (UTF-8, one space-separated sentence per line).
 
-    Blank lines are skipped; invalid UTF-8 raises :class:`InputError` with the line number.
+    Blank lines are skipped; invalid UTF-8 or a literal ``<S>``/``</S>`` token raises
+    :class:`InputError` with the line number.
     """
-    for _, line in iter_lines(path):
+    for number, line in iter_lines(path):
         tokens = line.split()
         if tokens:
+            check_no_boundary_tokens(path, tokens, number)
             yield tokens
+
+
+def read_lm1b_shards(directory: str | Path) -> Iterator[list[str]]:
+    """Sentences of the official 1B Word training shards ``news.en-000NN-of-00100`` (the paper's
+    training data), in shard order. Raises :class:`InputError` when the directory has none."""
+    directory = Path(directory)
+    shards = sorted(directory.glob("news.en-*-of-00100")) if directory.is_dir() else []
+    if not shards:
+        raise InputError(directory, "no 1B Word training shards news.en-*-of-00100 "
+                                    "(fetch them with `python -m elmo_repro.fetch --only lm1b`)")
+    for shard in shards:
+        yield from read_lm1b(shard)
 
 
 def _zip_members(path: Path, pattern: re.Pattern[str], what: str) -> tuple[zipfile.ZipFile, list[str]]:
@@ -178,16 +203,20 @@ def _zip_members(path: Path, pattern: re.Pattern[str], what: str) -> tuple[zipfi
 
 
 def _member_lines(archive: zipfile.ZipFile, member: str) -> Iterator[tuple[int, bytes]]:
-    """``(line_number, raw_bytes)`` of one member, 1-based, without ``\\r\\n`` / ``\\n``."""
-    for number, raw in enumerate(archive.read(member).split(b"\n"), start=1):
+    """``(line_number, raw_bytes)`` of one member, 1-based, without ``\\r\\n`` / ``\\n`` (and
+    without a UTF-8 byte-order mark at the start)."""
+    data = archive.read(member)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    for number, raw in enumerate(data.split(b"\n"), start=1):
         yield number, raw.rstrip(b"\r")
 
 
 def read_brown(path: str | Path) -> Iterator[list[str]]:
     """Sentences of the NLTK Brown corpus zip: words without their tags, quotes as ``"``.
 
-    Raises :class:`InputError` (``<zip>/<member>:<line>``) for a non-UTF-8 byte or a token that is
-    not ``word/tag``.
+    Raises :class:`InputError` (``<zip>/<member>:<line>``) for a non-UTF-8 byte, a token that is
+    not ``word/tag`` or a literal ``<S>``/``</S>`` word.
     """
     path = Path(path)
     archive, members = _zip_members(path, _BROWN_MEMBER, "Brown text (brown/cXNN)")
@@ -207,6 +236,7 @@ def read_brown(path: str | Path) -> Iterator[list[str]]:
                         raise InputError(where, f"token {item!r} is not word/tag", line=number)
                     tokens.append(_BROWN_QUOTES.get(word, word))
                 if tokens:
+                    check_no_boundary_tokens(where, tokens, number)
                     yield tokens
 
 
@@ -250,6 +280,13 @@ SOURCES: dict[str, tuple[str, Callable[[Path], Iterator[list[str]]]]] = {
     "lm1b_dev": (LM1B_DEV, read_lm1b),
     "brown": (BROWN_ZIP, read_brown),
     "abc": (ABC_ZIP, read_abc),
+    "lm1b_train": (LM1B_TRAIN_DIR, read_lm1b_shards),
+}
+
+# Held-out text for perplexity (``lm_data.heldout``) -> path in the mirror.
+HELDOUT = {
+    "lm1b_test_sections": LM1B_TEST,          # heldout sections 12-13, the staged subset
+    "lm1b_heldout_00000": LM1B_HELDOUT_00000,  # the paper's test set
 }
 
 
@@ -261,8 +298,8 @@ def read_source(mirror: str | Path, name: str) -> Iterator[list[str]]:
     return reader(Path(mirror) / relative)
 
 
-def build_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_tokens: int
-                ) -> tuple[list[list[str]], list[list[str]], dict]:
+def build_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_tokens: int,
+                heldout: str = "lm1b_test_sections") -> tuple[list[list[str]], list[list[str]], dict]:
     """The LM training text and the held-out perplexity sample. Deterministic.
 
     Args:
@@ -270,7 +307,9 @@ def build_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_to
         train_sources: names from :data:`SOURCES`. They are concatenated in the fixed order of
             :data:`SOURCES` (``lm1b_dev``, ``brown``, ``abc``) whatever the order given, so the
             training text depends only on the set of sources.
-        heldout_max_tokens: budget of the held-out sample in tokens, not counting ``</S>``.
+        heldout_max_tokens: budget of the held-out sample in tokens, not counting ``</S>``; 0
+            takes the whole held-out file.
+        heldout: name from :data:`HELDOUT` of the held-out text.
 
     Returns:
         ``(train, heldout, stats)``. ``train`` and ``heldout`` are lists of sentences (token
@@ -282,27 +321,40 @@ def build_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_to
         ``train_sentences``, ``train_tokens``, ``heldout_sentences``, ``heldout_tokens``,
         ``heldout_dropped_overlap`` (skipped as occurring in the training text) and
         ``heldout_dropped_duplicate``.
+
+    Raises:
+        InputError: the mirror directory or a file is missing, a training source yields no
+            sentence (an empty shard), no held-out sentence remains, or a reader's error.
     """
     requested = list(train_sources)
     unknown = sorted(set(requested) - set(SOURCES))
     if unknown or not requested or len(set(requested)) != len(requested):
         raise ValueError(f"train_sources must be distinct names from {list(SOURCES)}, got {requested}")
-    if heldout_max_tokens <= 0:
-        raise ValueError(f"heldout_max_tokens must be positive, got {heldout_max_tokens}")
+    if heldout_max_tokens < 0:
+        raise ValueError(f"heldout_max_tokens must be >= 0 (0 = all), got {heldout_max_tokens}")
+    if heldout not in HELDOUT:
+        raise ValueError(f"unknown held-out text {heldout!r}; known: {', '.join(HELDOUT)}")
+    heldout_path = Path(mirror) / HELDOUT[heldout]
+
+    if not Path(mirror).is_dir():
+        raise InputError(mirror, "data mirror directory not found (set data.mirror in params.yaml)")
 
     train: list[list[str]] = []
     per_source: dict[str, dict[str, int]] = {}
     for name in SOURCES:
         if name in requested:
             sentences = list(read_source(mirror, name))
+            if not sentences:
+                raise InputError(Path(mirror) / SOURCES[name][0],
+                                 f"training source {name!r} has no sentences (empty file or archive members)")
             per_source[name] = {"sentences": len(sentences), "tokens": sum(map(len, sentences))}
             train.extend(sentences)
 
     in_train = {tuple(sentence) for sentence in train}
     chosen: set[tuple[str, ...]] = set()
-    heldout: list[list[str]] = []
+    sample: list[list[str]] = []
     n_tokens = dropped_overlap = dropped_duplicate = 0
-    for tokens in read_lm1b(Path(mirror) / LM1B_TEST):
+    for tokens in read_lm1b(heldout_path):
         key = tuple(tokens)
         if key in in_train:
             dropped_overlap += 1
@@ -310,19 +362,23 @@ def build_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_to
         if key in chosen:
             dropped_duplicate += 1
             continue
-        if n_tokens + len(tokens) > heldout_max_tokens:
+        if heldout_max_tokens and n_tokens + len(tokens) > heldout_max_tokens:
             break
         chosen.add(key)
-        heldout.append(tokens)
+        sample.append(tokens)
         n_tokens += len(tokens)
+    if not sample:
+        raise InputError(heldout_path,
+                         f"no held-out sentence selected ({dropped_overlap} occur in the training text; "
+                         f"the first remaining one, if any, exceeds heldout_max_tokens={heldout_max_tokens})")
 
     stats = {
         "sources": per_source,
         "train_sentences": len(train),
         "train_tokens": sum(s["tokens"] for s in per_source.values()),
-        "heldout_sentences": len(heldout),
+        "heldout_sentences": len(sample),
         "heldout_tokens": n_tokens,
         "heldout_dropped_overlap": dropped_overlap,
         "heldout_dropped_duplicate": dropped_duplicate,
     }
-    return train, heldout, stats
+    return train, sample, stats

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from ..bilm.model import BiLM
-from ..console import Throttle, log
+from ..console import Progress
 from ..data.character_ids import batch_to_char_ids
 from ..io import InputError, atomic_path
 
@@ -37,15 +37,14 @@ def embed_sentences(model: BiLM, sentences: list[list[str]], batch_size: int = 6
         if not sentence:
             raise ValueError(f"sentence {i} is empty")
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-    throttle = Throttle(30.0)
-    for start in range(0, len(order), batch_size):
-        idx = order[start:start + batch_size]
-        char_ids = torch.from_numpy(batch_to_char_ids([sentences[i] for i in idx]))
-        layers = model.layers(char_ids)                                       # (B, L+1, T+2, 2P)
-        for b, i in enumerate(idx):
-            yield i, layers[b, :, 1:len(sentences[i]) + 1].numpy()
-        if throttle():
-            log(f"embedded {start + len(idx):,}/{len(order):,} sentences")
+    with Progress("embedding", len(order), "sentences") as progress:
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            char_ids = torch.from_numpy(batch_to_char_ids([sentences[i] for i in idx]))
+            layers = model.layers(char_ids)                                   # (B, L+1, T+2, 2P)
+            for b, i in enumerate(idx):
+                yield i, layers[b, :, 1:len(sentences[i]) + 1].numpy()
+            progress.advance(len(idx))
 
 
 def write_features(path: str | Path, model: BiLM, sentences: list[list[str]], batch_size: int = 64,

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..console import Progress
 from ..data.conll import bioul_to_iob2, iob1_to_bioul, to_iob2
 from ..elmo.scalar_mix import ElmoInput
 from ..metrics.span_f1 import span_prf
@@ -313,18 +314,23 @@ def train_and_evaluate(cfg: dict, data: dict[str, list[dict]], vectors: tuple[li
     lengths = np.array([len(w) for w in splits["train"].words])
 
     best_dev, best_epoch, best_state, history, train_seconds = {"f1": -1.0}, 0, None, [], 0.0
-    for epoch in range(1, cfg["epochs"] + 1):
-        start = time.monotonic()
-        loss = _train_epoch(model, optimizer, splits["train"], train_batches(lengths, cfg["batch_size"], rng))
-        seconds = time.monotonic() - start
-        train_seconds += seconds
-        dev = evaluate(model, splits["dev"], labels)
-        history.append(dev["f1"])
-        if log_metrics is not None:
-            # Named apart from the final "dev_f1" so MLflow's latest value is not mistaken for it.
-            log_metrics({"train_loss": loss, "epoch_dev_f1": dev["f1"], "epoch_seconds": seconds}, epoch)
-        if dev["f1"] > best_dev["f1"]:
-            best_dev, best_epoch, best_state = dev, epoch, copy.deepcopy(model.state_dict())
+    n_batches = -(-len(lengths) // cfg["batch_size"])
+    with Progress(f"NER ({'ELMo' if features is not None else 'baseline'}, seed {seed})",
+                  cfg["epochs"] * n_batches, "batches") as progress:
+        for epoch in range(1, cfg["epochs"] + 1):
+            start = time.monotonic()
+            loss = _train_epoch(model, optimizer, splits["train"],
+                                train_batches(lengths, cfg["batch_size"], rng), progress)
+            seconds = time.monotonic() - start
+            train_seconds += seconds
+            dev = evaluate(model, splits["dev"], labels)
+            history.append(dev["f1"])
+            progress.note(f"epoch {epoch} dev F1 {dev['f1']:.2f}")
+            if log_metrics is not None:
+                # Named apart from the final "dev_f1" so MLflow's latest value is not mistaken for it.
+                log_metrics({"train_loss": loss, "epoch_dev_f1": dev["f1"], "epoch_seconds": seconds}, epoch)
+            if dev["f1"] > best_dev["f1"]:
+                best_dev, best_epoch, best_state = dev, epoch, copy.deepcopy(model.state_dict())
     model.load_state_dict(best_state)
     dev, test = best_dev, evaluate(model, splits["test"], labels)       # decoding is deterministic
     return {
@@ -336,7 +342,7 @@ def train_and_evaluate(cfg: dict, data: dict[str, list[dict]], vectors: tuple[li
 
 
 def _train_epoch(model: NerTagger, optimizer: torch.optim.Optimizer, split: Split,
-                 batches: list[list[int]]) -> float:
+                 batches: list[list[int]], progress: Progress | None = None) -> float:
     """One pass over the batches; returns the mean training loss per batch."""
     model.train()
     total = 0.0
@@ -347,4 +353,6 @@ def _train_epoch(model: NerTagger, optimizer: torch.optim.Optimizer, split: Spli
         nn.utils.clip_grad_norm_(model.parameters(), GRAD_CLIP, foreach=True)
         optimizer.step()
         total += loss.item()
+        if progress is not None:
+            progress.advance()
     return total / max(1, len(batches))

@@ -1,0 +1,79 @@
+"""Run the pipeline under one parent MLflow run: ``python -m workflow.launch dvc repro`` or
+``python -m workflow.launch snakemake --cores 2``.
+
+DVC and Snakemake start every stage as its own process. This launcher
+
+1. creates the tracking store and the ``elmo-repro`` experiment once, before any stage runs (so
+   concurrent Snakemake jobs never race to create the SQLite schema),
+2. creates a parent run ``pipeline`` tagged with the runner, profile and git commit,
+3. runs the given dvc or snakemake command with ``ELMO_PARENT_RUN_ID`` set, so each stage run
+   becomes its child (``elmo_repro.tracking.stage_run``), and the venv's ``bin`` first on PATH,
+4. ends the parent run FINISHED or FAILED by the runner's exit status, with the table attached.
+
+The tracking URI comes from ``MLFLOW_TRACKING_URI`` (e.g. an ``mlflow server`` for cluster jobs)
+and defaults to the repository's ``mlflow.db``. Plain ``dvc repro`` works without the launcher;
+its stage runs are then top-level runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from elmo_repro import tracking
+from elmo_repro.console import log
+from elmo_repro.params import load_params
+
+RUNNERS = ("dvc", "snakemake")
+TABLES = Path("results/tables")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m workflow.launch", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runner", choices=RUNNERS, help="the workflow tool to run")
+    parser.add_argument("args", nargs=argparse.REMAINDER,
+                        help="its arguments, e.g. `repro` for dvc or `--cores 2` for snakemake")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    params = load_params()
+    client, experiment_id = tracking.open_store()
+    command = [args.runner, *args.args]
+    tags = {**tracking.run_tags(params), "runner": args.runner, "command": " ".join(command)}
+    parent = client.create_run(experiment_id, run_name="pipeline", tags=tags)
+    run_id = parent.info.run_id
+    log(f"[pipeline] MLflow parent run {run_id} ({tracking.tracking_uri()}); running {' '.join(command)}")
+
+    env = {**os.environ, tracking.PARENT_ENV: run_id,
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "DVC_NO_ANALYTICS": "1"}
+    env.pop("MLFLOW_RUN_ID", None)  # a stage must never resume the parent itself
+    start = time.monotonic()
+    try:
+        returncode = subprocess.run(command, env=env).returncode
+    except KeyboardInterrupt:
+        client.set_terminated(run_id, status="KILLED")
+        raise
+    except OSError as error:  # runner not installed
+        log(f"[pipeline] cannot start {args.runner}: {error}")
+        returncode = 127
+    client.log_metric(run_id, "duration_s", time.monotonic() - start)
+    if returncode == 0:
+        for name in ("table1.md", "table1.json"):
+            if (TABLES / name).is_file():
+                client.log_artifact(run_id, str(TABLES / name))
+    client.set_terminated(run_id, status="FINISHED" if returncode == 0 else "FAILED")
+    log(f"[pipeline] {args.runner} exited with {returncode}; parent run {run_id}")
+    return returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
