@@ -1,20 +1,22 @@
 """Stage features_conll2003: ELMo features (all biLM layers) for every CoNLL-2003 sentence.
 
-Reads models/bilm and data/conll2003/{train,dev,test}.jsonl; writes
+Reads the biLM at ``bilm_source.path`` (``models/bilm``, trained by this pipeline, or a directory
+with the released ELMo ``options.json`` + ``weights.hdf5``) and data/conll2003/{train,dev,test}.jsonl;
+writes
 data/features/conll2003/{train,dev,test}.hdf5 (allennlp ``elmo --all`` layout).
 """
 
 import time
 from pathlib import Path
 
-from elmo_repro.bilm.train import load_model
+from elmo_repro.elmo.embedder import load_bilm
 from elmo_repro.elmo.features import write_features
 from elmo_repro.data.conll import read_jsonl
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
 from stages import stage_args
 
-SECTIONS = ["features"]
+SECTIONS = ["features", "bilm_source"]
 SPLITS = ("train", "dev", "test")
 
 
@@ -23,7 +25,7 @@ def main(argv: list[str] | None = None) -> None:
     params = load_params()
     cfg = params["features"]
     with stage_run("features_conll2003", params, SECTIONS) as run:
-        model, _ = load_model(Path("models/bilm"))
+        model = load_bilm(params["bilm_source"]["path"])
         for split in SPLITS:
             source = Path(f"data/conll2003/{split}.jsonl")
             sentences = [sentence["tokens"] for sentence in read_jsonl(source)]

@@ -3,8 +3,13 @@
 Reads data/lm/train.txt and data/vocab; resumes from models/bilm_checkpoints (a persistent DVC
 output) when a compatible checkpoint exists; writes models/bilm (weights.pt, options.json,
 vocab.txt, counts.tsv) and results/metrics/pretrain.json.
+
+Multi-GPU: ``torchrun --nproc-per-node 4 -m stages.pretrain_bilm --threads 8`` (see
+``elmo_repro.bilm.train``). Every rank trains; only rank 0 opens the MLflow run and writes the
+model and metrics.
 """
 
+import os
 from pathlib import Path
 
 from elmo_repro.bilm.model import BiLMConfig
@@ -22,6 +27,12 @@ SECTIONS = ["bilm", "pretrain"]
 def main(argv: list[str] | None = None) -> None:
     stage_args(__doc__, argv)
     params = load_params()
+    if int(os.environ.get("RANK", "0")) != 0:   # torchrun: the other ranks train and write nothing
+        vocab = Vocabulary.load("data/vocab/vocab.txt", "data/vocab/counts.tsv")
+        pretrain(BiLMConfig.from_options(params["bilm"], n_tokens_vocab=len(vocab)),
+                 PretrainConfig.from_params(params["pretrain"]), read_sentences("data/lm/train.txt"), vocab,
+                 Path("models/bilm_checkpoints"))
+        return
     with stage_run("pretrain_bilm", params, SECTIONS) as run:
         vocab = Vocabulary.load("data/vocab/vocab.txt", "data/vocab/counts.tsv")
         vocab.check_frequency_sorted("data/vocab/vocab.txt")

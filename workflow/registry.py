@@ -10,9 +10,12 @@ Data flows one way: raw text -> vocabulary -> biLM -> perplexity / features -> t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Any
 
 MIRROR = "${data.mirror}"
+BILM = "${bilm_source.path}"  # models/bilm (trained here) or a directory with released ELMo weights
 PKG = "src/elmo_repro"
 
 # Library code each group of stages depends on; editing it marks those stages stale.
@@ -34,6 +37,9 @@ class Stage:
     metrics: list[str] = field(default_factory=list)        # JSON files, not cached by DVC
     persist: list[str] = field(default_factory=list)  # outputs DVC must not delete (checkpoints)
     threads: int = 2  # pinned: torch's float reductions depend on it (Snakemake reserves as many)
+    # Cluster resources for Snakemake (SLURM profile workflow/profiles/slurm), sized for the paper
+    # profile: gpu (count), mem_mb, runtime (minutes). DVC ignores them.
+    resources: dict[str, int] = field(default_factory=lambda: {"mem_mb": 4000, "runtime": 60})
 
     @property
     def cmd(self) -> str:
@@ -54,6 +60,7 @@ STAGES: list[Stage] = [
         outs=["data/lm"],
         metrics=["results/metrics/lm_data.json"],
         threads=1,
+        resources={"mem_mb": 96000, "runtime": 240},
     ),
     Stage(
         name="vocab",
@@ -62,6 +69,7 @@ STAGES: list[Stage] = [
         params=["vocab"],
         outs=["data/vocab"],
         threads=1,
+        resources={"mem_mb": 96000, "runtime": 120},
     ),
     Stage(
         name="pretrain_bilm",
@@ -71,6 +79,7 @@ STAGES: list[Stage] = [
         outs=["models/bilm"],
         persist=["models/bilm_checkpoints"],
         metrics=["results/metrics/pretrain.json"],
+        resources={"gpu": 1, "mem_mb": 128000, "runtime": 4320},
     ),
     Stage(
         name="perplexity",
@@ -78,6 +87,7 @@ STAGES: list[Stage] = [
         deps=[*BILM_CODE, *TEXT_CODE, "data/lm/heldout.txt", "data/vocab", "models/bilm"],
         params=["perplexity"],
         metrics=["results/metrics/perplexity.json"],
+        resources={"gpu": 1, "mem_mb": 32000, "runtime": 120},
     ),
     Stage(
         name="prepare_conll2003",
@@ -87,13 +97,16 @@ STAGES: list[Stage] = [
         params=["data"],
         outs=["data/conll2003"],
         threads=1,
+        resources={"mem_mb": 4000, "runtime": 10},
     ),
     Stage(
         name="features_conll2003",
         module="extract_features",
-        deps=[*BILM_CODE, f"{PKG}/elmo/features.py", f"{PKG}/data/conll.py", "models/bilm", "data/conll2003"],
-        params=["features"],
+        deps=[*BILM_CODE, f"{PKG}/elmo/features.py", f"{PKG}/elmo/embedder.py", f"{PKG}/data/conll.py",
+              BILM, "data/conll2003"],
+        params=["features", "bilm_source"],
         outs=["data/features/conll2003"],
+        resources={"gpu": 1, "mem_mb": 32000, "runtime": 240},
     ),
     Stage(
         name="word_vectors",
@@ -102,6 +115,7 @@ STAGES: list[Stage] = [
         params=["word_vectors"],
         outs=["data/vectors"],
         threads=1,  # gensim with one worker: bit-identical vectors
+        resources={"mem_mb": 16000, "runtime": 240},
     ),
     Stage(
         name="train_ner",
@@ -112,6 +126,7 @@ STAGES: list[Stage] = [
               "data/conll2003", "data/features/conll2003", "data/vectors"],
         params=["ner"],
         metrics=["results/metrics/ner.json"],
+        resources={"gpu": 1, "mem_mb": 32000, "runtime": 720},
     ),
     Stage(
         name="tables",
@@ -121,17 +136,29 @@ STAGES: list[Stage] = [
         params=["tables"],
         committed=["results/tables"],
         threads=1,
+        resources={"mem_mb": 2000, "runtime": 10},
     ),
 ]
 
 
-def snakemake_inputs(stage: Stage, mirror: str) -> list[str]:
-    """The stage's deps as Snakemake inputs: mirror paths resolved, and a file inside another
-    stage's output directory replaced by that directory (Snakemake matches outputs exactly)."""
+def resolve(path: str, params: dict) -> str:
+    """Substitute DVC-style ``${section.key}`` references with values from the params."""
+    def lookup(match: re.Match) -> str:
+        value: Any = params
+        for key in match.group(1).split("."):
+            value = value[key]
+        return str(value)
+    return re.sub(r"\$\{([\w.]+)\}", lookup, path)
+
+
+def snakemake_inputs(stage: Stage, params: dict) -> list[str]:
+    """The stage's deps as Snakemake inputs: ``${...}`` references resolved from the params, and a
+    file inside another stage's output directory replaced by that directory (Snakemake matches
+    outputs exactly)."""
     produced = [out for other in STAGES for out in [*other.outs, *other.committed]]
     inputs = []
     for dep in stage.all_deps:
-        dep = dep.replace(MIRROR, mirror)
+        dep = resolve(dep, params)
         dep = next((out for out in produced if dep.startswith(out + "/")), dep)
         if dep not in inputs:
             inputs.append(dep)

@@ -54,7 +54,35 @@ def _is_local(uri: str) -> bool:
     return uri.startswith(("sqlite:", "file:")) or "://" not in uri
 
 
+@contextlib.contextmanager
+def _store_lock() -> Iterator[None]:
+    """Serialise the first access to a local SQLite store across processes: creating its schema is
+    not safe when two stage processes (parallel Snakemake jobs) do it at once. The launcher creates
+    the store before any job; this lock covers runs without it."""
+    uri = tracking_uri()
+    if not uri.startswith("sqlite:///"):
+        yield
+        return
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no parallel local jobs to guard against
+        yield
+        return
+    lock_path = Path(uri[len("sqlite:///"):]).with_suffix(".lock")
+    with open(lock_path, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _ensure_experiment(mlflow) -> str:
+    with _store_lock():
+        return _get_or_create_experiment(mlflow)
+
+
+def _get_or_create_experiment(mlflow) -> str:
     experiment = mlflow.get_experiment_by_name(EXPERIMENT)
     if experiment is not None:
         return experiment.experiment_id

@@ -99,3 +99,19 @@ def test_launcher_makes_stage_runs_children_of_one_pipeline_run(smoke_repo):
         assert children == [("tables",)]
     (artifact,) = (smoke_repo / "mlruns").glob(f"**/{parent}/artifacts/table1.md")
     assert artifact.read_bytes() == table
+
+
+def test_dvc_remote_push_clone_pull_is_a_no_op(smoke_repo, tmp_path):
+    """A local-directory DVC remote: push, clone elsewhere, pull, and `dvc repro` there does nothing."""
+    remote = tmp_path / "remote"
+    run(["dvc", "remote", "add", "--default", "shared", str(remote)], smoke_repo)
+    run(["dvc", "push"], smoke_repo)
+    run(["git", "add", "-A"], smoke_repo)
+    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "pipeline state"], smoke_repo)
+    clone = tmp_path / "clone"
+    run(["git", "clone", "-q", str(smoke_repo), str(clone)], tmp_path)
+    run(["dvc", "pull"], clone)
+    assert (clone / "models/bilm/weights.pt").read_bytes() == (smoke_repo / "models/bilm/weights.pt").read_bytes()
+    assert "Data and pipelines are up to date" in run(["dvc", "status"], clone)
+    out = run(["dvc", "repro"], clone)
+    assert "Running stage" not in out and "didn't change, skipping" in out

@@ -86,7 +86,7 @@ from elmo_repro.data.lm_corpus import (ABC_ZIP, BROWN_ZIP, LM1B_DEV, LM1B_TEST, 
                                        read_brown, read_lm1b)
 from elmo_repro.data.text import read_sentences
 from elmo_repro.data.vocabulary import Vocabulary, count_tokens
-from elmo_repro.elmo.features import embed_sentences, read_all, write_features
+from elmo_repro.elmo.features import embed_sentences, read_all, read_sentence_index, write_features
 from elmo_repro.io import InputError, atomic_open, read_json
 from elmo_repro.params import load_params
 from elmo_repro.vectors import load_text_vectors, train_word2vec
@@ -493,7 +493,7 @@ def test_sentence_containing_slash(tmp_path, tiny_model):
     with h5py.File(path, "r") as handle:
         assert sorted(handle.keys()) == ["0", "1", "sentence_to_index"]
         assert all(isinstance(handle[k], h5py.Dataset) for k in handle.keys())
-        assert json.loads(handle["sentence_to_index"][()]) == {"1/2 and/or": "0", "/": "1"}
+        assert read_sentence_index(handle) == {"1/2 and/or": "0", "/": "1"}
     assert [a.shape[1] for a in read_all(path)] == [2, 1]
 
 
@@ -510,7 +510,7 @@ def test_duplicate_sentences(tmp_path, tiny_model):
     np.testing.assert_allclose(layers[0], layers[3], atol=1e-6)
     with h5py.File(path, "r") as handle:
         assert sorted(handle.keys()) == ["0", "1", "2", "3", "sentence_to_index"]
-        assert json.loads(handle["sentence_to_index"][()]) == {"the cat": "3", "a dog": "1"}
+        assert read_sentence_index(handle) == {"the cat": "3", "a dog": "1"}
     (tmp_path / "train.txt").write_text("the cat\nthe cat\n", encoding="utf-8")
     assert read_sentences(tmp_path / "train.txt") == [["the", "cat"], ["the", "cat"]]
 

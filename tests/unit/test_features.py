@@ -1,6 +1,5 @@
 """ELMo feature files: allennlp `elmo --all` layout, stateless vectors, float16 storage."""
 
-import json
 
 import h5py
 import numpy as np
@@ -8,7 +7,7 @@ import pytest
 import torch
 
 from elmo_repro.bilm.model import BiLM, BiLMConfig
-from elmo_repro.elmo.features import read_all, write_features
+from elmo_repro.elmo.features import read_all, read_sentence_index, write_features
 from elmo_repro.io import InputError
 
 SENTENCES = [["The", "cat", "sat", "."], ["Hello"], ["The", "cat", "sat", "."], ["a", "/", "b", "<S>"],
@@ -28,7 +27,7 @@ def test_layout_and_round_trip(tmp_path, model):
     with h5py.File(path) as handle:
         assert set(handle.keys()) == {"0", "1", "2", "3", "4", "sentence_to_index"}
         assert handle["0"].shape == (3, 4, 8) and handle["0"].dtype == np.float16
-        index = json.loads(handle["sentence_to_index"][()])
+        index = read_sentence_index(handle)
     assert index["Hello"] == "1" and index["a / b <S>"] == "3"
     layers = read_all(path)
     assert [a.shape[1] for a in layers] == [len(s) for s in SENTENCES]

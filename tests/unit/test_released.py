@@ -18,18 +18,10 @@ from elmo_repro.data.character_ids import batch_to_char_ids, token_to_char_ids
 from elmo_repro.data.vocabulary import Vocabulary
 from elmo_repro.io import InputError
 
+pytestmark = pytest.mark.usefixtures("one_thread")
 FIXTURES = Path(__file__).resolve().parents[3] / "shared/data/elmo_test_fixtures"
 PARITY_ATOL = 1e-5
 # Measured on CPU: token layer 9.5e-7, stateful top layer 1.1e-6 max abs diff.
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """These models are tiny; intra-op threads only add contention on a shared machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

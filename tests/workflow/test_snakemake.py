@@ -50,3 +50,15 @@ def test_same_commands(mirror_present):
     jobs = tool("snakemake", "-n", "--forceall", "--printshellcmds")
     for stage in STAGES:
         assert f"rule {stage.name}:" in jobs and f"Shell command: {stage.cmd}" in jobs, stage.name
+
+
+def test_slurm_profile_dry_run_takes_resources_from_the_registry(mirror_present):
+    jobs = tool("snakemake", "--profile", "workflow/profiles/slurm", "-n", "--forceall")
+    blocks = dict(re.findall(r"^rule (\w+):\n(.*?)(?=^\[|\Z)", jobs, re.M | re.S))
+    assert set(blocks) - {"all"} == {s.name for s in STAGES}
+    for stage in STAGES:
+        line = re.search(r"resources: (.*)", blocks[stage.name]).group(1)
+        resources = dict(item.split("=", 1) for item in line.split(", "))
+        for key, value in stage.resources.items():
+            assert resources[key] == str(value), (stage.name, key)
+        assert resources["slurm_partition"] == "gpu"

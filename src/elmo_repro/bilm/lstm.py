@@ -82,8 +82,10 @@ class LstmCellWithProjection(nn.Module):
         x_gates = torch.addmm(self.bias, inputs.reshape(-1, self.input_dim), self.input_weight)
         x_gates = x_gates.view(batch, steps, -1)                              # (B, T, 4C), one matmul
         outputs = []
-        for t in range(steps):
-            new_state = self.step(x_gates[:, t], state)
+        # unbind, not x_gates[:, t]: the backward of T selects materialises T zero-padded
+        # (B, T, 4C) gradients (quadratic in T); unbind's backward stacks the T slices once
+        for t, x_t in enumerate(x_gates.unbind(1)):
+            new_state = self.step(x_t, state)
             if mask is not None:
                 keep = mask[:, t, None]                                       # (B, 1)
                 new_state = (torch.where(keep, new_state[0], state[0]),

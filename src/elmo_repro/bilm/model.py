@@ -125,7 +125,8 @@ class BiLM(nn.Module):
         return self.output_dropout(outputs[-1]), finals
 
     # ---- inference: both directions over the same padded sentences ----------------------------
-    def layers(self, char_ids: torch.Tensor, token_cache: "TokenCache | None" = None) -> torch.Tensor:
+    def layers(self, char_ids: torch.Tensor, token_cache: "TokenCache | None" = None,
+               bf16: bool = False) -> torch.Tensor:
         """All biLM layers for a padded batch, each sentence computed independently (zero state).
 
         Args:
@@ -133,10 +134,17 @@ class BiLM(nn.Module):
                 padding and must come after a sentence's last token.
             token_cache: optional precomputed token layer (same values; in-vocabulary words skip
                 the char CNN).
+            bf16: run under ``torch.autocast(bfloat16)`` on the batch's device (meant for CUDA
+                inference: matmuls and convolutions in bfloat16, about 3 significant digits, so
+                the vectors differ from the float32 default at ~1e-2). Off by default; the
+                result is float32 either way.
 
         Returns:
             (B, L + 1, T, 2 * projection_dim); rows at padded positions are zero.
         """
+        if bf16:
+            with torch.autocast(char_ids.device.type, dtype=torch.bfloat16):
+                return self._layers(char_ids, token_cache, None, stateful=False)[0].float()
         return self._layers(char_ids, token_cache, None, stateful=False)[0]
 
     def layers_with_state(self, char_ids: torch.Tensor, states: BiStates | None,

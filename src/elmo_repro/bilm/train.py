@@ -8,13 +8,52 @@ is cycled in seeded epochs as needed.
 Resuming restores the weights, the optimizer, the carried LSTM states, every random generator
 and the data-stream position, so a killed-and-resumed run ends with the weights of an
 uninterrupted one.
+
+Multi-GPU (data parallel), launched by ``torchrun`` from the repository root::
+
+    torchrun --nproc-per-node 4 -m stages.pretrain_bilm --threads 8
+
+When the ``torch.distributed`` environment says ``WORLD_SIZE`` > 1, :func:`pretrain` joins the
+process group (``env://``; nccl on CUDA, gloo on CPU; the device is ``cuda:$LOCAL_RANK`` when CUDA
+is available) unless the caller already did, and trains as bilm-tf does with ``n_gpus``:
+
+- ``batch_size`` is per rank (bilm-tf: per GPU); one update consumes a global batch of
+  ``world_size x batch_size`` rows, so the number of updates is the data (or the token budget)
+  over ``batch_size x unroll_steps x world_size`` (:meth:`PretrainConfig.n_batches`).
+- Every rank packs the same global batch from the same seeded streams and keeps only its own rows
+  (rank r: rows ``r*B .. (r+1)*B - 1``), as bilm-tf splits ``iter_batches(batch_size * n_gpus)``
+  across GPUs. Rows are refilled from one shared shuffled sentence order, so within an epoch each
+  sentence is trained on by exactly one rank; a row's sentence continues on the same rank, whose
+  carried LSTM state for that row is therefore correct.
+- Every rank draws the same sampled-softmax negatives (one shared sampler seed and draw sequence)
+  and gradients are averaged over ranks before clipping, so an update equals the single-process
+  update on the concatenated global batch (up to float summation order; ``tests/unit/test_ddp.py``).
+  Dropout masks differ between ranks (each rank reseeds its dropout generator from (seed, rank)).
+- Only rank 0 writes the (atomic) checkpoint, after gathering every rank's carried states (stored
+  as the rows of the global batch) and random generator states into it; every rank resumes from
+  that one file, so ``checkpoint_dir`` must be on a file system all ranks see (one machine: any).
+  A checkpoint is only resumed by a run with the same world size.
+- ``log_metrics`` and the progress display run on rank 0; logged losses are averaged over ranks.
+
+``pretrain.precision``: ``fp32`` (default) or ``bf16`` — bf16 autocast of the forward pass (master
+weights, Adagrad state and the loss stay fp32, the carried LSTM states come out in bf16; no loss
+scaling is needed with bf16). bf16 needs a
+CUDA device; on CPU it is rejected with an error rather than silently trained in fp32, because the
+recorded parameters would then misdescribe the model.
+
+Without the torchrun environment nothing of the above applies: one process on the CPU, with
+weights bit-identical to those of the code before multi-GPU support, for the same seed
+(``torchrun --nproc-per-node 1`` trains one process on ``cuda:0``). The CUDA/NCCL and bf16 paths
+are tested only as far as a CPU allows (gloo); see ``tests/unit/test_ddp.py``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +61,7 @@ from typing import Any, Callable
 
 import numpy as np
 import torch
+import torch.distributed as dist
 
 from ..console import Progress, log
 from ..data.lm_batches import LMStream, TypeTable
@@ -30,6 +70,7 @@ from ..io import atomic_path, read_json, write_json
 from .model import BiLM, BiLMConfig
 
 CHECKPOINT = "checkpoint.pt"
+PRECISIONS = ("fp32", "bf16")
 
 
 @dataclass
@@ -48,6 +89,7 @@ class PretrainConfig:
     checkpoint_every: int = 500
     log_every: int = 50
     softmax_bias_init: str = "zeros"  # "zeros" (bilm-tf) or "unigram" (log training frequencies)
+    precision: str = "fp32"         # "fp32" or "bf16" (autocast; CUDA only)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -55,13 +97,14 @@ class PretrainConfig:
         known = {k: v for k, v in section.items() if k in cls.__dataclass_fields__ and k != "extra"}
         return cls(**known, extra={k: v for k, v in section.items() if k not in known})
 
-    def n_batches(self, n_train_tokens: int) -> int:
+    def n_batches(self, n_train_tokens: int, world_size: int = 1) -> int:
         """Number of updates: ``epochs x n_train_tokens`` (bilm-tf: word tokens of the training
-        text, boundaries not counted) or the token budget, over ``batch_size x unroll_steps``."""
+        text, boundaries not counted) or the token budget, over ``batch_size x unroll_steps x
+        world_size`` (``batch_size`` is per rank: bilm-tf's per-GPU batch times ``n_gpus``)."""
         if self.epochs < 0 or self.token_budget < 0:
             raise ValueError(f"epochs and token_budget must be >= 0, got {self.epochs}, {self.token_budget}")
         tokens = self.epochs * n_train_tokens if self.epochs > 0 else self.token_budget
-        return max(1, math.ceil(tokens / (self.batch_size * self.unroll_steps)))
+        return max(1, math.ceil(tokens / (self.batch_size * self.unroll_steps * world_size)))
 
 
 # Code whose edits invalidate a checkpoint (the same files the pretraining stage depends on).
@@ -70,11 +113,13 @@ _CODE = [*sorted((_PACKAGE / "bilm").glob("*.py")),
          *(_PACKAGE / "data" / name for name in ("character_ids.py", "lm_batches.py", "vocabulary.py"))]
 
 
-def _fingerprint(model_config: BiLMConfig, cfg: PretrainConfig, n_sentences: int, n_types: int) -> str:
-    """Identifies a run: a checkpoint from a different configuration, corpus or biLM code is never
-    resumed (it would silently stand in for a model the current code never trained)."""
+def _fingerprint(model_config: BiLMConfig, cfg: PretrainConfig, n_sentences: int, n_types: int,
+                 world_size: int) -> str:
+    """Identifies a run: a checkpoint from a different configuration, corpus, world size or biLM
+    code is never resumed (it would silently stand in for a model the current code never trained)."""
     code = hashlib.sha256(b"".join(path.read_bytes() for path in _CODE)).hexdigest()
-    blob = json.dumps([model_config.to_options(), cfg.__dict__, n_sentences, n_types, code], sort_keys=True)
+    blob = json.dumps([model_config.to_options(), cfg.__dict__, n_sentences, n_types, world_size, code],
+                      sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -82,58 +127,157 @@ def _detach(states):
     return [(h.detach(), c.detach()) for h, c in states] if states is not None else None
 
 
+@dataclass(frozen=True)
+class _Dist:
+    """This process's place in a data-parallel run (rank 0 of 1 on the CPU without torchrun)."""
+
+    rank: int = 0
+    world_size: int = 1
+    device: torch.device = torch.device("cpu")
+    owns_group: bool = False    # True: pretrain() created the process group and destroys it
+
+    @classmethod
+    def setup(cls) -> "_Dist":
+        """Read the torchrun environment; join the process group when WORLD_SIZE > 1."""
+        local_rank = os.environ.get("LOCAL_RANK")
+        cuda = local_rank is not None and torch.cuda.is_available()
+        device = torch.device("cuda", int(local_rank)) if cuda else torch.device("cpu")
+        if cuda:
+            torch.cuda.set_device(device)
+            # cuBLAS is only deterministic with a fixed workspace (use_deterministic_algorithms)
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        if dist.is_available() and dist.is_initialized():
+            return cls(dist.get_rank(), dist.get_world_size(), device) if dist.get_world_size() > 1 \
+                else cls(device=device)
+        if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+            return cls(device=device)
+        if cuda:
+            dist.init_process_group("nccl", device_id=device)
+        else:
+            dist.init_process_group("gloo")
+        return cls(dist.get_rank(), dist.get_world_size(), device, owns_group=True)
+
+    def rows(self, batch_size: int) -> slice:
+        """This rank's rows of a global batch of ``world_size x batch_size`` rows."""
+        return slice(self.rank * batch_size, (self.rank + 1) * batch_size)
+
+    def close(self) -> None:
+        if self.owns_group:
+            dist.destroy_process_group()
+
+
+def _average_gradients(params: list[torch.nn.Parameter], world_size: int) -> None:
+    """Replace every gradient by its mean over the ranks.
+
+    Why not DistributedDataParallel: training drives the model through ``token_embedder``,
+    ``direction_hidden`` and ``softmax.sampled_loss`` (one token layer for both directions, state
+    carried across batches), never through ``BiLM.forward``, while DDP prepares its gradient
+    reduction in its wrapper's ``forward``; using it would take a wrapper module whose only job
+    is to own that call. Averaging after ``backward`` is a few lines, makes the equivalence with a
+    single-process step on the global batch evident (each rank's loss is the mean over its equal
+    share of tokens, so the mean of the rank gradients is the gradient of the global mean), and
+    clips the averaged gradient, as bilm-tf clips the tower-averaged one. The price is speed, not
+    correctness: no overlap of communication with backward (the dense softmax gradient, V x 512,
+    is the largest message).
+
+    Every rank runs the same code on same-shaped batches, so the set of parameters with a
+    gradient (here: all of them) is the same on every rank and the collectives line up.
+    """
+    for p in params:
+        if p.grad is not None:
+            dist.all_reduce(p.grad)
+            p.grad.div_(world_size)
+
+
+class _Quiet:
+    """Stands in for :class:`Progress` on ranks other than 0."""
+
+    def __enter__(self) -> "_Quiet":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def advance(self, n: int = 1) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        pass
+
+
 def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list[str]],
              vocab: Vocabulary, checkpoint_dir: Path,
              log_metrics: Callable[[dict[str, float], int], None] | None = None,
              stop_after: int | None = None) -> tuple[BiLM, dict[str, float]]:
-    """Train a biLM on tokenized sentences.
+    """Train a biLM on tokenized sentences (data-parallel under torchrun: see the module docstring).
 
     Args:
         model_config: the biLM (its ``n_tokens_vocab`` must equal ``len(vocab)``).
-        cfg: optimisation and budget.
-        sentences: training sentences (token lists, without boundary tokens).
+        cfg: optimisation and budget; ``batch_size`` is per rank.
+        sentences: training sentences (token lists, without boundary tokens); every rank passes
+            the whole corpus and trains on its own rows of each global batch.
         vocab: frequency-sorted vocabulary (targets; OOV -> ``<UNK>``).
-        checkpoint_dir: where ``checkpoint.pt`` is written every ``checkpoint_every`` batches and
-            resumed from when its fingerprint matches.
-        log_metrics: called with ({name: value}, batch) every ``log_every`` batches.
+        checkpoint_dir: where ``checkpoint.pt`` is written (by rank 0) every ``checkpoint_every``
+            batches and resumed from (by every rank) when its fingerprint matches.
+        log_metrics: called with ({name: value}, batch) every ``log_every`` batches, on rank 0.
         stop_after: stop after this many batches in total (tests: simulate a kill).
 
     Returns:
-        The trained model and summary statistics (``train_sampled_softmax_loss`` is the mean
-        sampled-softmax loss of the last logging window, in nats — not a perplexity).
+        The trained model (the same weights on every rank) and summary statistics
+        (``train_sampled_softmax_loss`` is the mean sampled-softmax loss of the last logging
+        window over all ranks, in nats — not a perplexity).
     """
     if model_config.n_tokens_vocab != len(vocab):
         raise ValueError(f"n_tokens_vocab={model_config.n_tokens_vocab} but the vocabulary has {len(vocab)}")
+    if cfg.precision not in PRECISIONS:
+        raise ValueError(f"pretrain.precision must be one of {PRECISIONS}, got {cfg.precision!r}")
     # Multi-threaded CPU backward of the indexed token lookup accumulates in a run-dependent order;
     # deterministic kernels make the same seed give bit-identical weights across processes.
     previous = torch.are_deterministic_algorithms_enabled()
-    torch.use_deterministic_algorithms(True)
+    ctx = _Dist.setup()
     try:
-        return _pretrain(model_config, cfg, sentences, vocab, checkpoint_dir, log_metrics, stop_after)
+        if cfg.precision == "bf16" and ctx.device.type != "cuda":
+            raise ValueError("pretrain.precision 'bf16' needs a CUDA device (bf16 autocast is GPU-only here); "
+                             "use 'fp32' on the CPU")
+        torch.use_deterministic_algorithms(True)
+        return _pretrain(model_config, cfg, sentences, vocab, checkpoint_dir, log_metrics, stop_after, ctx)
     finally:
         torch.use_deterministic_algorithms(previous)
+        ctx.close()
 
 
 def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list[str]],
               vocab: Vocabulary, checkpoint_dir: Path,
               log_metrics: Callable[[dict[str, float], int], None] | None,
-              stop_after: int | None) -> tuple[BiLM, dict[str, float]]:
+              stop_after: int | None, ctx: _Dist) -> tuple[BiLM, dict[str, float]]:
+    rank, world, device = ctx.rank, ctx.world_size, ctx.device
+    say = log if rank == 0 else (lambda message: None)
     torch.manual_seed(cfg.seed)
     model = BiLM(model_config)
     if cfg.softmax_bias_init == "unigram":
         init_unigram_bias(model, vocab)
     elif cfg.softmax_bias_init != "zeros":
         raise ValueError(f"softmax_bias_init must be 'zeros' or 'unigram', got {cfg.softmax_bias_init!r}")
+    model.to(device)
+    if world > 1:
+        for p in model.parameters():      # the same seed already gives the same weights; as DDP,
+            dist.broadcast(p.data, src=0)  # make rank 0's authoritative anyway
+        # dropout masks: one generator per rank (CPU and CUDA), seeded from (seed, rank)
+        torch.manual_seed(int(np.random.SeedSequence([cfg.seed, rank]).generate_state(1)[0]))
     optimizer = torch.optim.Adagrad(model.parameters(), lr=cfg.learning_rate,
                                     initial_accumulator_value=cfg.initial_accumulator)
+    # the negatives' generator is seeded alike on every rank and drawn from identically: all ranks
+    # use the same negatives, as a single process on the global batch would
     sampler = torch.Generator().manual_seed(cfg.seed + 7919)
     table, encoded = TypeTable.build(sentences, vocab)
-    char_ids = torch.from_numpy(table.char_ids)                               # (n_types, 50)
-    vocab_ids = torch.from_numpy(table.vocab_ids)                             # (n_types,)
-    streams = [LMStream(encoded, cfg.batch_size, cfg.unroll_steps, seed=2 * cfg.seed + d, reverse=bool(d))
-               for d in (0, 1)]
+    char_ids = torch.from_numpy(table.char_ids).to(device)                   # (n_types, 50)
+    vocab_ids = torch.from_numpy(table.vocab_ids).to(device)                 # (n_types,)
+    # every rank packs the global batch (world x batch_size rows) and keeps its own rows
+    streams = [LMStream(encoded, cfg.batch_size * world, cfg.unroll_steps, seed=2 * cfg.seed + d,
+                        reverse=bool(d)) for d in (0, 1)]
+    rows = ctx.rows(cfg.batch_size)
     states: list = [None, None]
-    fingerprint = _fingerprint(model_config, cfg, len(encoded), len(table.types))
+    fingerprint = _fingerprint(model_config, cfg, len(encoded), len(table.types), world)
     start_batch = 0
 
     ckpt_path = Path(checkpoint_dir) / CHECKPOINT
@@ -142,41 +286,60 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
         if ckpt["fingerprint"] == fingerprint:
             model.load_state_dict(ckpt["model"])
             optimizer.load_state_dict(ckpt["optimizer"])
-            torch.set_rng_state(ckpt["torch_rng"])
+            torch.set_rng_state(ckpt["torch_rng"][rank])
+            if device.type == "cuda":
+                torch.cuda.set_rng_state(ckpt["cuda_rng"][rank], device)
             sampler.set_state(ckpt["sampler_rng"])
-            states = [None if not s else [tuple(hc) for hc in s] for s in ckpt["states"]]
+            states = [None if not s else [(h[rows].to(device), c[rows].to(device)) for h, c in s]
+                      for s in ckpt["states"]]
             start_batch = int(ckpt["batch"])
             for stream in streams:
                 stream.skip(start_batch)
-            log(f"resumed from {ckpt_path} at batch {start_batch}")
+            say(f"resumed from {ckpt_path} at batch {start_batch}")
         else:
-            log(f"ignoring {ckpt_path}: it belongs to a different configuration or corpus")
+            say(f"ignoring {ckpt_path}: it belongs to a different configuration or corpus")
+    if world > 1:
+        starts: list = [None] * world
+        dist.all_gather_object(starts, start_batch)
+        if len(set(starts)) != 1:
+            raise RuntimeError(f"ranks would resume at different batches {starts}: the checkpoint "
+                               f"directory {checkpoint_dir} must be one that every rank sees")
 
-    total_batches = cfg.n_batches(sum(len(s) for s in encoded))
+    total_batches = cfg.n_batches(sum(len(s) for s in encoded), world)
     n_batches = total_batches if stop_after is None else min(total_batches, stop_after)
-    log(f"pretraining {total_batches} batches of {cfg.batch_size}x{cfg.unroll_steps} "
-        f"({total_batches * cfg.batch_size * cfg.unroll_steps:,} target tokens per direction), "
+    global_batch = world * cfg.batch_size
+    say(f"pretraining {total_batches} batches of {cfg.batch_size}x{cfg.unroll_steps}"
+        + (f" per rank on {world} ranks" if world > 1 else "")
+        + f" ({total_batches * global_batch * cfg.unroll_steps:,} target tokens per direction), "
         f"{sum(p.numel() for p in model.parameters()):,} parameters, vocabulary {len(vocab):,}, "
         f"{len(table.types):,} input types")
+    autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if cfg.precision == "bf16"
+                else contextlib.nullcontext())
     model.train()
     window_loss, window_batches, window_start = 0.0, 0, time.monotonic()
     summary: dict[str, float] = {}
-    with Progress("pretraining", n_batches, "batches", completed=start_batch) as progress:
+    progress_display = (Progress("pretraining", n_batches, "batches", completed=start_batch) if rank == 0
+                        else _Quiet())
+    with progress_display as progress:
         for batch in range(start_batch, n_batches):
             (in_f, tg_f), (in_b, tg_b) = next(streams[0]), next(streams[1])
-            inputs = torch.from_numpy(np.stack([in_f, in_b]))                 # (2, B, T) type ids
-            unique, inverse = torch.unique(inputs, return_inverse=True)
-            tokens = model.token_embedder(char_ids[unique])[inverse]          # (2, B, T, P)
-            loss = 0.0
-            for d, targets in enumerate((tg_f, tg_b)):
-                hidden, states[d] = model.direction_hidden(tokens[d], bool(d), states[d])
-                flat_targets = vocab_ids[torch.from_numpy(targets).reshape(-1)]   # (B*T,)
-                loss = loss + 0.5 * model.softmax.sampled_loss(
-                    hidden.reshape(-1, hidden.size(-1)), flat_targets, cfg.n_negative_samples, sampler)
+            in_f, tg_f, in_b, tg_b = in_f[rows], tg_f[rows], in_b[rows], tg_b[rows]
+            with autocast:
+                inputs = torch.from_numpy(np.stack([in_f, in_b])).to(device)  # (2, B, T) type ids
+                unique, inverse = torch.unique(inputs, return_inverse=True)
+                tokens = model.token_embedder(char_ids[unique])[inverse]      # (2, B, T, P)
+                loss = 0.0
+                for d, targets in enumerate((tg_f, tg_b)):
+                    hidden, states[d] = model.direction_hidden(tokens[d], bool(d), states[d])
+                    flat_targets = vocab_ids[torch.from_numpy(targets).to(device).reshape(-1)]   # (B*T,)
+                    loss = loss + 0.5 * model.softmax.sampled_loss(
+                        hidden.reshape(-1, hidden.size(-1)), flat_targets, cfg.n_negative_samples, sampler)
             optimizer.zero_grad(set_to_none=True)
             # bilm-tf differentiates loss * unroll_steps: with Adagrad's initial accumulator of 1.0
             # this scale sets the effective step size, so it is part of the recipe.
             (loss * cfg.unroll_steps).backward()
+            if world > 1:
+                _average_gradients(list(model.parameters()), world)
             grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
             optimizer.step()
             states = [_detach(s) for s in states]
@@ -185,19 +348,23 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
             done = batch + 1
             if done % cfg.log_every == 0 or done == n_batches:
                 elapsed = time.monotonic() - window_start
+                if world > 1:   # mean over ranks (equal token counts): the global batch's loss
+                    total = torch.tensor([window_loss], dtype=torch.float64, device=device)
+                    dist.all_reduce(total)
+                    window_loss = float(total) / world
                 summary = {"train_sampled_softmax_loss": window_loss / window_batches,
                            "grad_norm": float(grad_norm),
-                           "tokens_per_second": window_batches * 2 * cfg.batch_size * cfg.unroll_steps / elapsed}
-                if log_metrics:
+                           "tokens_per_second": window_batches * 2 * global_batch * cfg.unroll_steps / elapsed}
+                if log_metrics and rank == 0:
                     log_metrics(summary, done)
                 progress.note(f"sampled-softmax loss {summary['train_sampled_softmax_loss']:.3f} nats, "
                               f"{summary['tokens_per_second']:,.0f} tokens/s")
                 window_loss, window_batches, window_start = 0.0, 0, time.monotonic()
             if done % cfg.checkpoint_every == 0 or done == n_batches:
-                save_checkpoint(ckpt_path, model, optimizer, sampler, states, done, fingerprint)
+                save_checkpoint(ckpt_path, model, optimizer, sampler, states, done, fingerprint, ctx)
             progress.advance()
     summary["batches"] = float(n_batches)
-    summary["target_tokens_per_direction"] = float(n_batches * cfg.batch_size * cfg.unroll_steps)
+    summary["target_tokens_per_direction"] = float(n_batches * global_batch * cfg.unroll_steps)
     return model, summary
 
 
@@ -215,16 +382,40 @@ def init_unigram_bias(model: BiLM, vocab: Vocabulary) -> None:
 
 
 def save_checkpoint(path: Path, model: BiLM, optimizer: torch.optim.Optimizer, sampler: torch.Generator,
-                    states: list, batch: int, fingerprint: str) -> None:
-    """Write the full training state atomically (temporary file + rename)."""
-    payload = {
-        "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-        "torch_rng": torch.get_rng_state(), "sampler_rng": sampler.get_state(),
-        "states": [[list(hc) for hc in s] if s is not None else [] for s in states],
-        "batch": batch, "fingerprint": fingerprint,
-    }
-    with atomic_path(path) as tmp:
-        torch.save(payload, tmp)
+                    states: list, batch: int, fingerprint: str, ctx: _Dist = _Dist()) -> None:
+    """Write the full training state atomically (temporary file + rename).
+
+    Data-parallel: every rank's carried states and random generators are gathered to rank 0,
+    which alone writes one file (the states as the rows of the global batch, in rank order; the
+    generators as one entry per rank); all ranks wait until it is in place, so a run that resumes
+    straight away reads it on every rank. Weights, optimizer and sampler are equal on all ranks.
+    """
+    cuda = ctx.device.type == "cuda"
+    local = {"states": [[(h.cpu(), c.cpu()) for h, c in s] if s is not None else [] for s in states],
+             "torch_rng": torch.get_rng_state(),
+             "cuda_rng": torch.cuda.get_rng_state(ctx.device) if cuda else None}
+    if ctx.world_size > 1:
+        gathered: list | None = [None] * ctx.world_size if ctx.rank == 0 else None
+        dist.gather_object(local, gathered, dst=0)
+    else:
+        gathered = [local]
+    if ctx.rank == 0:
+        assert gathered is not None
+        merged = []
+        for d in range(len(states)):
+            per_rank = [g["states"][d] for g in gathered]
+            merged.append([] if not per_rank[0] else
+                          [[torch.cat([r[k][i] for r in per_rank]) for i in (0, 1)] for k in range(len(per_rank[0]))])
+        payload = {
+            "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+            "torch_rng": [g["torch_rng"] for g in gathered], "sampler_rng": sampler.get_state(),
+            "cuda_rng": [g["cuda_rng"] for g in gathered] if cuda else [],
+            "states": merged, "batch": batch, "fingerprint": fingerprint, "world_size": ctx.world_size,
+        }
+        with atomic_path(path) as tmp:
+            torch.save(payload, tmp)
+    if ctx.world_size > 1:
+        dist.barrier()
 
 
 def save_model(model: BiLM, vocab: Vocabulary, out_dir: Path) -> None:

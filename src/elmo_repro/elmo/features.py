@@ -54,8 +54,19 @@ def write_features(path: str | Path, model: BiLM, sentences: list[list[str]], ba
         with h5py.File(tmp, "w") as out:
             for i, layers in embed_sentences(model, sentences, batch_size):
                 out.create_dataset(str(i), data=layers.astype(dtype))
-            index = {" ".join(s): str(i) for i, s in enumerate(sentences)}
-            out.create_dataset("sentence_to_index", data=json.dumps(index, ensure_ascii=False))
+            write_sentence_index(out, {" ".join(s): str(i) for i, s in enumerate(sentences)})
+
+
+def write_sentence_index(out: h5py.File, index: dict[str, str]) -> None:
+    """allennlp's ``sentence_to_index`` (``commands/elmo.py``): a (1,) variable-length string
+    dataset holding the JSON object {sentence text: index key}."""
+    dataset = out.create_dataset("sentence_to_index", (1,), dtype=h5py.string_dtype())
+    dataset[0] = json.dumps(index)
+
+
+def read_sentence_index(handle: h5py.File) -> dict[str, str]:
+    """The {sentence text: index key} map of a feature file (see :func:`write_sentence_index`)."""
+    return json.loads(handle["sentence_to_index"][0])
 
 
 def read_all(path: str | Path) -> list[np.ndarray]:

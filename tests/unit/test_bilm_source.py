@@ -1,0 +1,66 @@
+"""`bilm_source.path`: the feature stage runs on the released ELMo weights as well as on ours."""
+
+import contextlib
+import json
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+import stages.extract_features as stage
+from elmo_repro.bilm.released import load_released
+from elmo_repro.data.character_ids import batch_to_char_ids
+from elmo_repro.elmo.features import read_sentence_index
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared/data/elmo_test_fixtures"
+SENTENCES = {"train": [["The", "EU", "rejects", "German", "call"]], "dev": [["Peter", "Blackburn"]],
+             "test": [["SOCCER", "-", "JAPAN", "GET", "LUCKY", "WIN", "."], ["Peter", "Blackburn"]]}
+
+
+@pytest.fixture
+def stage_dir(tmp_path, monkeypatch):
+    if not FIXTURES.is_dir():
+        pytest.skip(f"{FIXTURES} not present")
+    for split, sentences in SENTENCES.items():
+        path = tmp_path / f"data/conll2003/{split}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps({"tokens": s, "ner": ["O"] * len(s)}) + "\n" for s in sentences),
+                        encoding="utf-8")
+
+    @contextlib.contextmanager
+    def fake_stage_run(name, params, sections):
+        assert sections == ["features", "bilm_source"]
+
+        class Run:
+            def log_metrics(self, metrics, step=None):
+                pass
+        yield Run()
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(stage, "stage_run", fake_stage_run)
+    return tmp_path
+
+
+def test_features_from_released_weights(stage_dir, monkeypatch):
+    weights = FIXTURES / "lm_weights.hdf5"
+    monkeypatch.setattr(stage, "load_params", lambda: {
+        "features": {"batch_size": 8, "dtype": "float32"}, "bilm_source": {"path": str(weights)}})
+    stage.main([])
+    model = load_released(FIXTURES / "options.json", weights)
+    with torch.no_grad():
+        expected = model.layers(torch.from_numpy(batch_to_char_ids([SENTENCES["test"][0]])))[0, :, 1:-1].numpy()
+    with h5py.File(stage_dir / "data/features/conll2003/test.hdf5", "r") as f:
+        assert f["0"].shape == (3, 7, 32)                      # L+1 layers, 7 tokens, 2 x projection 16
+        np.testing.assert_allclose(f["0"][()], expected, atol=1e-6)  # batched with padding: ulp-level
+        assert read_sentence_index(f)["Peter Blackburn"] == "1"
+
+
+def test_a_missing_source_names_the_path(stage_dir, monkeypatch):
+    from elmo_repro.io import InputError
+
+    monkeypatch.setattr(stage, "load_params", lambda: {
+        "features": {"batch_size": 8, "dtype": "float32"}, "bilm_source": {"path": str(stage_dir / "nowhere")}})
+    with pytest.raises(InputError, match="nowhere"):
+        stage.main([])

@@ -1,0 +1,176 @@
+"""Data-parallel pretraining (torchrun/DDP semantics) on 2 CPU processes with gloo.
+
+Two ranks with per-rank batch B must update the weights exactly as one process with batch 2B
+(the same global batch, the same negatives, gradients averaged), up to float summation order;
+an interrupted and resumed 2-process run must end bit-identical to an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+from elmo_repro.bilm.model import BiLMConfig
+from elmo_repro.bilm.train import CHECKPOINT, PretrainConfig, pretrain
+from elmo_repro.data.lm_batches import LMStream, TypeTable
+from elmo_repro.data.vocabulary import Vocabulary, count_tokens
+
+SENTENCES = [s.split() for s in [
+    "the cat sat on the mat", "a dog barked", "the dog sat", "cats and dogs are pets",
+    "the mat is red", "a cat is a pet", "dogs bark at cats", "the red dog sat on a mat",
+    "a red cat sat", "the pets bark"]]
+B, T, N = 3, 5, 5          # per-rank batch, unroll steps, updates
+WORLD = 2
+TOLERANCE = 1e-6
+
+
+def _vocab() -> Vocabulary:
+    return Vocabulary.build(*count_tokens(SENTENCES))
+
+
+def _model_config(vocab: Vocabulary) -> BiLMConfig:
+    # no dropout: dropout masks are per rank by design, so only a dropout-free run can equal the
+    # single-process one
+    return BiLMConfig(filters=((1, 4), (2, 4)), char_dim=4, n_highway=1, cell_dim=8, projection_dim=4,
+                      n_layers=2, dropout=0.0, n_tokens_vocab=len(vocab))
+
+
+def _cfg(batch_size: int) -> PretrainConfig:
+    # the budget is N global batches of 2B x T target tokens, whatever the split
+    return PretrainConfig(seed=11, token_budget=WORLD * B * T * N, batch_size=batch_size, unroll_steps=T,
+                          n_negative_samples=6, checkpoint_every=2, log_every=2)
+
+
+def _worker(rank: int, ports: tuple[int, int], out: str) -> None:
+    """One rank, launched as torchrun would (env vars), running every 2-process scenario."""
+    torch.set_num_threads(1)
+    # CPU ranks with gloo even on a machine with GPUs (torchrun's LOCAL_RANK would pick cuda:rank)
+    os.environ.update(CUDA_VISIBLE_DEVICES="", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(ports[0]),
+                      WORLD_SIZE=str(WORLD), RANK=str(rank), LOCAL_RANK=str(rank))
+    out_dir, vocab = Path(out), _vocab()
+    config = _model_config(vocab)
+
+    def train(name: str, ckpt: str, stop_after: int | None = None) -> None:
+        model, summary = pretrain(config, _cfg(B), SENTENCES, vocab, out_dir / ckpt, stop_after=stop_after)
+        torch.save({"model": model.state_dict(), "summary": summary}, out_dir / f"{name}.rank{rank}.pt")
+
+    # pretrain() joins (and leaves) the process group itself from the torchrun environment ...
+    train("full", "ckpt_full")
+    # ... or uses the one the caller opened
+    os.environ["MASTER_PORT"] = str(ports[1])
+    torch.distributed.init_process_group("gloo")
+    try:
+        train("one", "ckpt_one", stop_after=1)
+        train("interrupted", "ckpt_resume", stop_after=3)
+        train("resumed", "ckpt_resume")
+    finally:
+        torch.distributed.destroy_process_group()
+
+
+def _free_ports(n: int) -> tuple[int, ...]:
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = tuple(s.getsockname()[1] for s in sockets)
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def _spawn(out: Path, timeout: float = 120.0) -> None:
+    context = mp.start_processes(_worker, args=(_free_ports(2), str(out)), nprocs=WORLD, join=False,
+                                 start_method="spawn")
+    deadline = time.monotonic() + timeout
+    while not context.join(timeout=1.0):
+        if time.monotonic() > deadline:
+            for process in context.processes:
+                if process.is_alive():
+                    process.kill()
+            pytest.fail(f"the {WORLD} ranks did not finish within {timeout} s")
+
+
+def _max_diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
+    assert a.keys() == b.keys()
+    return max(float((a[k] - b[k]).abs().max()) for k in a)
+
+
+def test_two_ranks_equal_one_process_on_the_global_batch_and_resume_exactly(tmp_path):
+    _spawn(tmp_path)
+    ddp = {name: [torch.load(tmp_path / f"{name}.rank{r}.pt", weights_only=True) for r in range(WORLD)]
+           for name in ("full", "one", "interrupted", "resumed")}
+    for name, ranks in ddp.items():   # gradients are synchronised: every rank holds the same weights
+        for k, v in ranks[0]["model"].items():
+            assert torch.equal(v, ranks[1]["model"][k]), (name, k)
+
+    # one process, batch 2B: the concatenation of the two ranks' batches (rank r has rows rB..rB+B-1)
+    vocab, threads = _vocab(), torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        single_one, _ = pretrain(_model_config(vocab), _cfg(WORLD * B), SENTENCES, vocab, tmp_path / "s1",
+                                 stop_after=1)
+        single, summary = pretrain(_model_config(vocab), _cfg(WORLD * B), SENTENCES, vocab, tmp_path / "sN")
+    finally:
+        torch.set_num_threads(threads)
+
+    diff_one = _max_diff(single_one.state_dict(), ddp["one"][0]["model"])
+    diff_full = _max_diff(single.state_dict(), ddp["full"][0]["model"])
+    print(f"max |single(2B) - ddp(2 x B)|: after 1 update {diff_one:.3g}, after {N} updates {diff_full:.3g}")
+    assert diff_one <= TOLERANCE and diff_full <= TOLERANCE
+
+    ddp_summary = ddp["full"][0]["summary"]
+    assert ddp_summary["batches"] == summary["batches"] == N
+    assert ddp_summary["target_tokens_per_direction"] == summary["target_tokens_per_direction"] == WORLD * B * T * N
+    assert ddp_summary["train_sampled_softmax_loss"] == pytest.approx(summary["train_sampled_softmax_loss"], abs=1e-5)
+
+    # rank 0's checkpoint holds every rank's carried states as the rows of the global batch
+    ddp_ckpt = torch.load(tmp_path / "ckpt_full" / CHECKPOINT, weights_only=True)
+    single_ckpt = torch.load(tmp_path / "sN" / CHECKPOINT, weights_only=True)
+    assert ddp_ckpt["batch"] == single_ckpt["batch"] == N and ddp_ckpt["world_size"] == WORLD
+    assert len(ddp_ckpt["torch_rng"]) == WORLD and len(single_ckpt["torch_rng"]) == 1
+    for d in (0, 1):
+        for (h, c), (h1, c1) in zip(ddp_ckpt["states"][d], single_ckpt["states"][d]):
+            assert h.shape == h1.shape == (WORLD * B, 4)
+            torch.testing.assert_close(h, h1, atol=TOLERANCE, rtol=0)
+            torch.testing.assert_close(c, c1, atol=TOLERANCE, rtol=0)
+
+    # interrupted after 3 updates, then resumed: exactly the uninterrupted 2-process weights
+    for k, v in ddp["full"][0]["model"].items():
+        assert torch.equal(v, ddp["resumed"][0]["model"][k]), k
+    assert not torch.equal(ddp["interrupted"][0]["model"]["softmax.weight"], ddp["full"][0]["model"]["softmax.weight"])
+
+
+def test_ranks_train_on_disjoint_sentences():
+    """Rank r keeps rows rB..rB+B-1 of the global batch; rows are refilled from one shuffled
+    sentence order, so within an epoch no sentence reaches two ranks."""
+    sentences = [[f"w{i}", f"v{i}"] + ["x"] * (i % 4) for i in range(40)]       # distinct first words
+    table, encoded = TypeTable.build(sentences, Vocabulary.build(*count_tokens(sentences)))
+    stream = LMStream(encoded, WORLD * B, T, seed=1)
+    n_batches = sum(len(s) + 1 for s in encoded) // (WORLD * B * T) - 2           # stay inside epoch 0
+    batches = [next(stream)[0] for _ in range(n_batches)]
+    seen = []
+    for rank in range(WORLD):
+        rows = np.concatenate([b[rank * B:(rank + 1) * B] for b in batches], axis=1)   # (B, n * T)
+        firsts = {table.types[row[i + 1]] for row in rows for i in range(len(row) - 1) if row[i] == 0}
+        seen.append({w for w in firsts if w.startswith("w")})
+    assert seen[0] and seen[1] and not seen[0] & seen[1]
+
+
+def test_world_size_divides_the_updates_and_precision_is_checked(tmp_path):
+    cfg = PretrainConfig.from_params({"epochs": 2, "batch_size": 4, "unroll_steps": 5, "precision": "fp32"})
+    assert cfg.precision == "fp32" and not cfg.extra
+    assert cfg.n_batches(1000) == 100 and cfg.n_batches(1000, world_size=4) == 25
+    assert PretrainConfig().precision == "fp32"
+    vocab = _vocab()
+    with pytest.raises(ValueError, match="bf16' needs a CUDA device"):
+        pretrain(_model_config(vocab), dataclasses.replace(_cfg(B), precision="bf16"), SENTENCES, vocab, tmp_path)
+    with pytest.raises(ValueError, match="precision must be one of"):
+        pretrain(_model_config(vocab), dataclasses.replace(_cfg(B), precision="fp16"), SENTENCES, vocab, tmp_path)
+    assert not (tmp_path / CHECKPOINT).exists()

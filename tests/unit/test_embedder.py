@@ -1,0 +1,332 @@
+"""ELMo API (load_bilm, Elmo, ElmoEmbedder, long documents) and the ``elmo_repro.embed`` CLI
+(allennlp ``elmo`` HDF5 layout)."""
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from elmo_repro.bilm.model import BiLM, BiLMConfig
+from elmo_repro.bilm.released import export_released, load_released
+from elmo_repro.data.character_ids import batch_to_char_ids
+from elmo_repro.elmo.embedder import Elmo, ElmoEmbedder, load_bilm, window_spans
+from elmo_repro.embed import main
+from elmo_repro.io import InputError, write_json
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).resolve().parents[3] / "shared/data"
+FIXTURES = DATA / "elmo_test_fixtures"
+HELDOUT = DATA / "lm1b_heldout_subset/1b_benchmark.test.tokens"
+
+SENTENCES = [["The", "cat", "sat", "."], ["Hello"], [], ["a", "/", "b", "<S>"], ["EU", "rejects", "German", "call"]]
+
+# Windowed vs one full-length call, released fixture model (LSTM 64 cells), window 512, 3,000 tokens
+# of 1B Word heldout text, max |difference| over all layers and tokens (max |value| 4.6), measured on
+# CPU: overlap 0: 2.3, 8: 0.20, 16: 1.6e-2, 32: 1.9e-4, 64: 7.2e-7 (float rounding: this small LSTM
+# forgets within 64 tokens). The tiny-profile biLM of models/bilm (256 cells) measured 1.1e-3 at
+# overlap 64 and 2.4e-5 at 128 (max |value| 3.3). The paper's 4096-cell model may remember further;
+# not measured (no weights here).
+LONG_ATOL = 1e-5
+
+
+@pytest.fixture(scope="module")
+def model() -> BiLM:
+    torch.manual_seed(0)
+    config = BiLMConfig(filters=((1, 4), (2, 8)), char_dim=4, n_highway=1, cell_dim=16, projection_dim=4,
+                        n_layers=2, dropout=0.1)
+    return BiLM(config).eval()
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory, model) -> Path:
+    """``model`` saved in this project's layout (weights.pt + options.json, as train.save_model)."""
+    out = tmp_path_factory.mktemp("bilm")
+    torch.save(model.state_dict(), out / "weights.pt")
+    write_json(out / "options.json", model.config.to_options())
+    return out
+
+
+@pytest.fixture(scope="module")
+def fixture_model() -> BiLM:
+    if not (FIXTURES / "lm_weights.hdf5").is_file():
+        pytest.skip(f"allennlp ELMo test fixtures not found at {FIXTURES}")
+    return load_released(FIXTURES / "options.json", FIXTURES / "lm_weights.hdf5")
+
+
+def heldout_tokens(n: int) -> list[str]:
+    if not HELDOUT.is_file():
+        pytest.skip(f"1B Word heldout text not found at {HELDOUT}")
+    tokens: list[str] = []
+    with open(HELDOUT, encoding="utf-8") as handle:
+        for line in handle:
+            tokens += line.split()
+            if len(tokens) >= n:
+                return tokens[:n]
+    pytest.skip("heldout text too short")
+
+
+def reference_layers(model: BiLM, sentences: list[list[str]]) -> list[np.ndarray]:
+    """BiLM.layers of each sentence alone, boundaries removed: (L + 1, n, D)."""
+    out = []
+    with torch.no_grad():
+        for s in sentences:
+            full = model.layers(torch.from_numpy(batch_to_char_ids([s])))[0]
+            out.append(full[:, 1:len(s) + 1].numpy())
+    return out
+
+
+def same_parameters(a: BiLM, b: BiLM) -> bool:
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+# ---- load_bilm ------------------------------------------------------------------------------------
+def test_load_bilm_both_layouts(tmp_path, model, model_dir):
+    assert same_parameters(load_bilm(model_dir), model)
+    released = tmp_path / "released"
+    export_released(model, released)
+    assert same_parameters(load_bilm(released), model)                                   # directory
+    assert same_parameters(load_bilm(released / "options.json", released / "weights.hdf5"), model)
+    assert same_parameters(load_bilm(released / "weights.hdf5"), model)                  # options beside
+    assert not load_bilm(model_dir).training
+
+
+def test_load_bilm_clear_errors(tmp_path, model_dir):
+    with pytest.raises(InputError, match="no biLM here: expected weights.pt"):
+        load_bilm(tmp_path)
+    with pytest.raises(InputError, match="not found"):
+        load_bilm(tmp_path / "missing")
+    with pytest.raises(InputError, match="weight file not found"):
+        load_bilm(model_dir / "options.json", tmp_path / "w.hdf5")
+    (tmp_path / "bad.pt").write_bytes(b"not a torch file")
+    with pytest.raises(InputError, match="bad.pt: not a state dict"):
+        load_bilm(model_dir / "options.json", tmp_path / "bad.pt")
+
+
+# ---- Elmo module ----------------------------------------------------------------------------------
+def test_elmo_layers_equal_bilm_layers_and_mask(model):
+    elmo = Elmo(model)
+    out = elmo(SENTENCES)
+    lengths = [len(s) for s in SENTENCES]
+    assert out.layers.shape == (5, 3, max(lengths), 8) and out.representations == []
+    assert out.mask.dtype == torch.bool and out.mask.sum(-1).tolist() == lengths
+    with torch.no_grad():
+        batched = model.layers(torch.from_numpy(batch_to_char_ids(SENTENCES)))   # (B, L+1, T+2, D)
+    for b, n in enumerate(lengths):
+        assert torch.equal(out.layers[b, :, :n], batched[b, :, 1:n + 1])       # same call, boundaries cut
+        assert not out.layers[b, :, n:].any()                                   # padding is zero
+    for layers, ref in zip(out.layers, reference_layers(model, SENTENCES)):  # each sentence alone
+        np.testing.assert_allclose(layers[:, :ref.shape[1]].numpy(), ref, atol=1e-6)
+
+
+def test_elmo_char_id_input_matches_token_input(model):
+    elmo = Elmo(model)
+    from_tokens = elmo(SENTENCES)
+    from_ids = elmo(elmo.char_ids(SENTENCES))                     # (B, T, 50), no boundaries
+    assert torch.equal(from_ids.layers, from_tokens.layers) and torch.equal(from_ids.mask, from_tokens.mask)
+    with pytest.raises(TypeError, match="token lists"):
+        elmo(["The", "cat"])                                       # one sentence is not a batch
+    empty = elmo([[], []])
+    assert empty.layers.shape == (2, 3, 0, 8) and empty.mask.shape == (2, 0)
+
+
+def test_scalar_mix_outputs(model):
+    elmo = Elmo(model, n_outputs=2, do_layer_norm=False)
+    with torch.no_grad():
+        elmo.mixes[0].scalar_parameters.copy_(torch.tensor([1.0, -1.0, 0.5]))
+        elmo.mixes[1].gamma.fill_(2.0)
+    out = elmo(SENTENCES)
+    assert len(out.representations) == 2
+    for mix, rep in zip(elmo.mixes, out.representations):
+        s = torch.softmax(mix.scalar_parameters, 0)
+        expected = mix.gamma * (s[None, :, None, None] * out.layers).sum(1)
+        assert rep.shape == (5, 4, 8)
+        torch.testing.assert_close(rep, expected)
+    assert not torch.allclose(out.representations[0], out.representations[1])
+    # only the mixes train; the biLM is frozen and stays in eval mode
+    elmo.train()
+    assert not elmo.bilm.training and all(not p.requires_grad for p in elmo.bilm.parameters())
+    assert {n for n, p in elmo.named_parameters() if p.requires_grad} == {
+        "mixes.0.scalar_parameters", "mixes.0.gamma", "mixes.1.scalar_parameters", "mixes.1.gamma"}
+    sum(r.sum() for r in elmo(SENTENCES).representations).backward()
+    assert elmo.mixes[0].scalar_parameters.grad is not None
+    normed = Elmo(model, n_outputs=1, do_layer_norm=True)(SENTENCES)
+    assert normed.representations[0].shape == (5, 4, 8)
+    assert not normed.representations[0][~normed.mask].any()     # padding stays zero
+
+
+def test_elmo_token_cache_gives_the_same_layers(model):
+    words = ["The", "cat", "Hello", "<S>", "</S>"]
+    plain, cached = Elmo(model)(SENTENCES), Elmo(model, vocab_to_cache=words)(SENTENCES)
+    torch.testing.assert_close(cached.layers, plain.layers, atol=1e-6, rtol=0)
+    with pytest.raises(ValueError, match="frozen"):
+        Elmo(model, fine_tune=True, vocab_to_cache=words)
+
+
+# ---- ElmoEmbedder ---------------------------------------------------------------------------------
+def test_embedder_sentences(model):
+    embedder = ElmoEmbedder(model, batch_size=2)
+    one = embedder.embed_sentence(["The", "cat", "sat", "."])
+    assert one.shape == (3, 4, 8) and one.dtype == np.float32
+    outs = list(embedder.embed_sentences(iter(SENTENCES)))            # input order, lazily batched
+    assert [o.shape for o in outs] == [(3, len(s), 8) for s in SENTENCES]
+    for got, ref in zip(outs, reference_layers(model, SENTENCES)):
+        np.testing.assert_allclose(got, ref, atol=1e-6)
+    np.testing.assert_allclose(outs[0], one, atol=1e-6)
+
+
+def test_window_spans_tile_the_document():
+    for n, window, overlap in [(513, 512, 64), (1000, 512, 64), (10_000, 512, 64), (37, 10, 4), (11, 10, 0),
+                               (100, 3, 1)]:
+        spans = window_spans(n, window, overlap)
+        kept = [(a, b) for _, a, b in spans]
+        assert kept[0][0] == 0 and kept[-1][1] == n
+        assert all(b0 == a1 for (_, b0), (a1, _) in zip(kept, kept[1:])) and all(a < b for a, b in kept)
+        for start, a, b in spans:
+            assert 0 <= start <= a and start + window <= n and b <= start + window
+            assert a - start >= overlap or start == 0                   # left context
+            assert start + window - b >= overlap or start + window == n  # right context
+
+
+def test_long_document_shape_and_short_input_exact(model):
+    embedder = ElmoEmbedder(model)
+    tokens = [f"w{i % 997}" for i in range(10_000)]
+    out = embedder.embed_long(tokens, window=512, overlap=64)
+    assert out.shape == (3, 10_000, 8) and np.isfinite(out).all()
+    pieces = list(embedder.iter_long(tokens[:1500], window=512, overlap=64))   # what embed_long assembles
+    assert [start for start, _ in pieces] == [0, 448, 832, 1216] and sum(p.shape[1] for _, p in pieces) == 1500
+    np.testing.assert_array_equal(np.concatenate([p for _, p in pieces], axis=1),
+                                  embedder.embed_long(tokens[:1500], window=512, overlap=64))
+    for short in (tokens[:100], tokens[:512]):                    # shorter than / equal to the window
+        np.testing.assert_array_equal(embedder.embed_long(short, 512, 64), embedder.embed_sentence(short))
+    with pytest.raises(ValueError, match="window > 2"):
+        embedder.embed_long(tokens, window=128, overlap=64)
+
+
+def test_long_document_close_to_one_full_call(fixture_model):
+    embedder = ElmoEmbedder(fixture_model)
+    tokens = heldout_tokens(3_000)
+    full = embedder.embed_sentence(tokens)
+    windowed = embedder.embed_long(tokens, window=512, overlap=64)
+    assert windowed.shape == full.shape == (3, 3_000, 32)
+    np.testing.assert_array_equal(windowed[0], full[0])            # the token layer has no context
+    diff = np.abs(windowed - full).max()
+    assert diff <= LONG_ATOL, diff
+    short_context = np.abs(embedder.embed_long(tokens, window=512, overlap=16) - full).max()
+    assert short_context > diff                                    # the overlap is what buys the accuracy
+
+
+# ---- CLI ------------------------------------------------------------------------------------------
+CLI_LINES = ["The cat sat .", "Hello", "", "a / b <S>", "The cat sat .", "x </S> y z", "  ", "EU rejects it"]
+
+
+def write_input(path: Path, lines: list[str], bom: bool = True, crlf: bool = True) -> None:
+    text = ("\r\n" if crlf else "\n").join(lines) + "\n"
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8"))
+
+
+def test_cli_round_trip_allennlp_layout(tmp_path, model, model_dir):
+    src, dst = tmp_path / "in.txt", tmp_path / "out.hdf5"
+    write_input(src, CLI_LINES)
+    assert main([str(src), str(dst), "--model", str(model_dir), "--all", "--batch-size", "3"]) == 0
+    sentences = [line.split() for line in CLI_LINES]
+    refs = reference_layers(model, [s or ["x"] for s in sentences])
+    with h5py.File(dst, "r") as handle:
+        assert set(handle) == {str(i) for i in range(len(CLI_LINES))} | {"sentence_to_index"}
+        index_ds = handle["sentence_to_index"]
+        assert index_ds.shape == (1,)
+        index = json.loads(index_ds[0])
+        arrays = [handle[str(i)][()] for i in range(len(CLI_LINES))]
+    for i, (s, array) in enumerate(zip(sentences, arrays)):
+        assert array.dtype == np.float32 and array.shape == (3, len(s), 8), i
+        if s:
+            np.testing.assert_allclose(array, refs[i], atol=1e-6)
+    # blank lines keep their index with an empty dataset and are not in sentence_to_index
+    assert arrays[2].shape == (3, 0, 8) and arrays[6].shape == (3, 0, 8)
+    assert index == {"The cat sat .": "4", "Hello": "1", "a / b <S>": "3", "x </S> y z": "5", "EU rejects it": "7"}
+    np.testing.assert_array_equal(arrays[0], arrays[4])           # duplicates: both datasets kept
+    # literal boundary tokens: one vector each, with the boundary's token layer; neighbours unshifted
+    with torch.no_grad():
+        boundary = model.layers(torch.from_numpy(batch_to_char_ids([[]])))[0, 0]   # (T=2, D): <S>, </S>
+    np.testing.assert_allclose(arrays[3][0, 3], boundary[0].numpy(), atol=1e-6)
+    np.testing.assert_allclose(arrays[5][0, 1], boundary[1].numpy(), atol=1e-6)
+
+
+def test_cli_top_average_and_float16(tmp_path, model_dir):
+    src = tmp_path / "in.txt"
+    write_input(src, CLI_LINES, bom=False, crlf=False)
+    outputs = {}
+    for flag in ("--all", "--top", "--average"):
+        dst = tmp_path / f"{flag[2:]}.hdf5"
+        assert main([str(src), str(dst), "--model", str(model_dir), flag]) == 0
+        with h5py.File(dst, "r") as handle:
+            outputs[flag] = [handle[str(i)][()] for i in range(len(CLI_LINES))]
+    for all_, top, avg, line in zip(outputs["--all"], outputs["--top"], outputs["--average"], CLI_LINES):
+        n = len(line.split())
+        assert top.shape == avg.shape == (n, 8)
+        np.testing.assert_array_equal(top, all_[-1])
+        np.testing.assert_allclose(avg, all_.mean(axis=0), atol=1e-6)
+    dst = tmp_path / "half.hdf5"
+    assert main([str(src), str(dst), "--model", str(model_dir), "--dtype", "float16"]) == 0
+    with h5py.File(dst, "r") as handle:                            # default --all
+        assert handle["0"].dtype == np.float16 and handle["0"].shape == (3, 4, 8)
+        np.testing.assert_allclose(handle["0"][()], outputs["--all"][0], atol=2e-3)
+
+
+def test_cli_window_for_long_lines(tmp_path, model, model_dir):
+    long_line = [f"t{i % 13}" for i in range(100)]
+    src, dst = tmp_path / "in.txt", tmp_path / "out.hdf5"
+    write_input(src, ["short line", " ".join(long_line)])
+    assert main([str(src), str(dst), "--model", str(model_dir), "--window", "32", "--overlap", "8"]) == 0
+    with h5py.File(dst, "r") as handle:
+        got = handle["1"][()]
+        assert handle["0"].shape == (3, 2, 8)
+    np.testing.assert_array_equal(got, ElmoEmbedder(model).embed_long(long_line, 32, 8))
+
+
+def test_cli_invalid_utf8_is_a_one_line_error(tmp_path, model_dir, capsys):
+    src, dst = tmp_path / "in.txt", tmp_path / "out.hdf5"
+    src.write_bytes(b"fine line\nalso fine\nbad \xff byte\n")
+    assert main([str(src), str(dst), "--model", str(model_dir)]) == 1
+    err = capsys.readouterr().err
+    assert f"{src}:3" in err and "UTF-8" in err and "Traceback" not in err
+    assert not dst.exists() and not list(tmp_path.glob(".out.hdf5.*"))
+    assert main([str(src), str(dst), "--model", str(tmp_path / "nowhere")]) == 1
+    assert "biLM not found" in capsys.readouterr().err
+
+
+def test_cli_on_real_text_with_the_released_fixture(tmp_path, fixture_model):
+    if not HELDOUT.is_file():
+        pytest.skip(f"1B Word heldout text not found at {HELDOUT}")
+    with open(HELDOUT, encoding="utf-8") as handle:
+        lines = [next(handle).rstrip("\n") for _ in range(50)]
+    src, dst = tmp_path / "heldout50.txt", tmp_path / "heldout50.hdf5"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    result = subprocess.run([sys.executable, "-m", "elmo_repro.embed", str(src), str(dst), "--model",
+                             str(FIXTURES / "options.json"), "--weight-file", str(FIXTURES / "lm_weights.hdf5"),
+                             "--top", "--batch-size", "16"], capture_output=True, text=True, env=env, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    expected = ElmoEmbedder(fixture_model).embed_sentences([line.split() for line in lines], batch_size=16)
+    with h5py.File(dst, "r") as handle:
+        assert len(handle) == 51
+        index = json.loads(handle["sentence_to_index"][0])
+        for i, (line, ref) in enumerate(zip(lines, expected)):
+            got = handle[str(i)][()]
+            assert got.shape == (len(line.split()), 32)
+            np.testing.assert_allclose(got, ref[-1], atol=1e-5)
+            last = max(j for j, other in enumerate(lines) if other.strip() == line.strip())
+            assert index[line.strip()] == str(last)
+
+
+def test_console_script_is_registered():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert scripts["elmo-embed"] == "elmo_repro.embed:main"

@@ -1,0 +1,121 @@
+"""The fast biLM against the plain per-time-step reference (``elmo_repro.bilm.reference``): same
+layers for padded batches, same gradients and the same update for a training step."""
+
+import copy
+
+import pytest
+import torch
+
+from elmo_repro.bilm.lstm import LstmCellWithProjection
+from elmo_repro.bilm.model import BiLM, BiLMConfig
+from elmo_repro.bilm.reference import reference_cell, reference_direction_hidden, reference_layers
+from elmo_repro.data.character_ids import batch_to_char_ids
+
+SENTENCES = [s.split() for s in [
+    "the cat sat on the mat", "a dog barked", "hello", "cats and dogs are pets , said the vet",
+    "the mat is red", "", "dogs bark at cats"]]
+ATOL = 1e-5
+
+
+def config(skip: bool, clip: float | None = 3.0, vocab: int = 0) -> BiLMConfig:
+    return BiLMConfig(filters=((1, 8), (2, 8), (3, 16)), char_dim=8, n_highway=1, cell_dim=32,
+                      projection_dim=16, n_layers=2, cell_clip=clip, proj_clip=clip,
+                      use_skip_connections=skip, dropout=0.1, n_tokens_vocab=vocab)
+
+
+def scaled(model: BiLM, factor: float) -> BiLM:
+    """Larger recurrent weights so the cell and projection clips are actually hit."""
+    with torch.no_grad():
+        for stack in (model.forward_lstm, model.backward_lstm):
+            for layer in stack.layers:
+                layer.state_weight.mul_(factor)
+                layer.projection.mul_(factor)
+    return model
+
+
+@pytest.mark.parametrize("skip", [True, False])
+@pytest.mark.parametrize("clip", [3.0, 0.3, None])
+def test_layers_match_the_reference_on_padded_batches(skip, clip):
+    torch.manual_seed(0)
+    model = scaled(BiLM(config(skip, clip)), 4.0).eval()
+    char_ids = torch.from_numpy(batch_to_char_ids(SENTENCES))             # padded, one empty row
+    with torch.no_grad():
+        fast, ref = model.layers(char_ids), reference_layers(model, char_ids)
+    assert fast.shape == ref.shape == (len(SENTENCES), 3, 2 + max(map(len, SENTENCES)), 32)
+    torch.testing.assert_close(fast, ref, atol=ATOL, rtol=0)
+    assert ref.abs().amax() > 0.1                                         # not trivially zero
+
+
+def test_cell_matches_the_reference_from_a_given_state_with_gradients():
+    torch.manual_seed(1)
+    cell = LstmCellWithProjection(5, 12, 4, cell_clip=0.5, proj_clip=0.4)
+    x = torch.randn(3, 9, 5, requires_grad=True)
+    state = (torch.randn(3, 4), torch.randn(3, 12))
+    grads = []
+    for run in (cell, lambda inputs, s: reference_cell(cell, inputs, s)):
+        cell.zero_grad()
+        x.grad = None
+        out, (h, c) = run(x, state)
+        (out.sin().sum() + h.sum() + (c ** 2).sum()).backward()
+        grads.append([out.detach(), h.detach(), c.detach(), x.grad.clone(),
+                      *(p.grad.clone() for p in cell.parameters())])
+    for fast, ref in zip(*grads):
+        torch.testing.assert_close(fast, ref, atol=ATOL, rtol=1e-5)
+
+
+@pytest.mark.parametrize("skip", [True, False])
+def test_training_step_matches_the_reference(skip):
+    """train.py's step (dropout, carried states, sampled softmax, Adagrad, clipping) with the fast
+    and the reference LSTMs: the same loss, gradients and updated weights."""
+    vocab, batch, steps = 60, 4, 7
+    torch.manual_seed(2)
+    start = scaled(BiLM(config(skip, vocab=vocab)), 2.0)
+    types = torch.from_numpy(batch_to_char_ids([[w] for s in SENTENCES for w in s], add_boundaries=False))[:, 0]
+    inputs = torch.randint(0, len(types), (2, batch, steps))
+    targets = torch.randint(0, vocab, (2, batch * steps))
+    states = [[(torch.randn(batch, 16), torch.randn(batch, 32)) for _ in range(2)] for _ in range(2)]
+
+    results = []
+    for hidden_fn in (lambda m, x, d, s: m.direction_hidden(x, d, s), reference_direction_hidden):
+        model = copy.deepcopy(start).train()
+        optimizer = torch.optim.Adagrad(model.parameters(), lr=0.2, initial_accumulator_value=1.0)
+        torch.manual_seed(3)                                              # same dropout masks
+        sampler = torch.Generator().manual_seed(4)                        # same negatives
+        unique, inverse = torch.unique(inputs, return_inverse=True)
+        tokens = model.token_embedder(types[unique])[inverse]             # (2, B, T, P)
+        loss, finals = 0.0, []
+        for d in range(2):
+            hidden, final = hidden_fn(model, tokens[d], bool(d), states[d])
+            finals += [t.detach() for hc in final for t in hc]
+            loss = loss + 0.5 * model.softmax.sampled_loss(hidden.reshape(-1, 16), targets[d], 20, sampler)
+        optimizer.zero_grad(set_to_none=True)
+        (loss * steps).backward()
+        grads = {name: p.grad.clone() for name, p in model.named_parameters()}
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)    # low: clipping is active
+        optimizer.step()
+        results.append((loss.detach(), finals, grads, norm, dict(model.named_parameters())))
+
+    (loss_f, finals_f, grads_f, norm_f, params_f), (loss_r, finals_r, grads_r, norm_r, params_r) = results
+    assert norm_f > 1.0
+    torch.testing.assert_close(loss_f, loss_r, atol=ATOL, rtol=1e-6)
+    torch.testing.assert_close(norm_f, norm_r, atol=ATOL, rtol=1e-5)
+    for fast, ref in zip(finals_f, finals_r):
+        torch.testing.assert_close(fast, ref, atol=ATOL, rtol=0)
+    assert grads_f.keys() == grads_r.keys()
+    for name in grads_f:
+        torch.testing.assert_close(grads_f[name], grads_r[name], atol=ATOL, rtol=1e-5, msg=name)
+        torch.testing.assert_close(params_f[name], params_r[name], atol=ATOL, rtol=0, msg=name)
+
+
+def test_bf16_autocast_inference_is_close_and_float32():
+    """The opt-in bf16 path (meant for CUDA; autocast also runs it on CPU): float32 out, close to
+    the default, padding still zero."""
+    torch.manual_seed(0)
+    model = BiLM(config(True)).eval()
+    char_ids = torch.from_numpy(batch_to_char_ids(SENTENCES))
+    with torch.no_grad():
+        full, half = model.layers(char_ids), model.layers(char_ids, bf16=True)
+    assert half.dtype == torch.float32
+    torch.testing.assert_close(half, full, atol=5e-2, rtol=0)
+    mask = (char_ids > 0).any(-1)
+    assert half.permute(0, 2, 1, 3)[~mask].abs().sum() == 0
