@@ -18,6 +18,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .console import log
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no file lock (and no parallel local jobs to guard against)
+    fcntl = None
 from .params import section_hash
 
 EXPERIMENT = "elmo-repro"
@@ -55,30 +60,20 @@ def _is_local(uri: str) -> bool:
 
 
 @contextlib.contextmanager
-def _store_lock() -> Iterator[None]:
-    """Serialise the first access to a local SQLite store across processes: creating its schema is
-    not safe when two stage processes (parallel Snakemake jobs) do it at once. The launcher creates
-    the store before any job; this lock covers runs without it."""
-    uri = tracking_uri()
-    if not uri.startswith("sqlite:///"):
+def _flock(path: Path) -> Iterator[None]:
+    with open(path, "a", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
         yield
-        return
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no parallel local jobs to guard against
-        yield
-        return
-    lock_path = Path(uri[len("sqlite:///"):]).with_suffix(".lock")
-    with open(lock_path, "a", encoding="utf-8") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _ensure_experiment(mlflow) -> str:
-    with _store_lock():
+    """The experiment id, creating the store and the experiment if needed. The first access to a
+    local SQLite store is serialised across processes (a file lock beside it): creating its schema
+    is not safe when two stage processes (parallel Snakemake jobs) do it at once. The launcher
+    creates the store before any job; the lock covers runs without it."""
+    uri = tracking_uri()
+    local_sqlite = uri.startswith("sqlite:///") and fcntl is not None
+    with _flock(Path(uri[len("sqlite:///"):]).with_suffix(".lock")) if local_sqlite else contextlib.nullcontext():
         return _get_or_create_experiment(mlflow)
 
 
@@ -104,7 +99,8 @@ def open_store():
     from mlflow.tracking import MlflowClient
 
     mlflow.set_tracking_uri(tracking_uri())
-    return MlflowClient(tracking_uri()), _ensure_experiment(mlflow)
+    experiment_id = _ensure_experiment(mlflow)  # first: a client would touch the store unlocked
+    return MlflowClient(tracking_uri()), experiment_id
 
 
 def run_tags(params: dict[str, Any], sections: list[str] | None = None) -> dict[str, str]:
