@@ -12,8 +12,9 @@ Two modes, each for the ``tiny`` and the ``paper`` profile's biLM (``workflow/pr
 
 Both implementations get the same batches (the same length buckets, the same LM streams and
 negative samples) from the same starting weights. The reference differs only where it is meant
-to: the input-to-gate product computed per time step, nothing fused or hoisted, and (extract) the
-char CNN run over every position instead of once per distinct token.
+to: the input-to-gate product computed per time step, nothing fused, hoisted or batched across
+directions, the char CNN over all 50 slots of a word, and (extract) over every position instead
+of once per distinct token.
 
 FLOPs per token are analytic model FLOPs (a multiply-add = 2), elementwise work not counted:
 
@@ -26,8 +27,9 @@ FLOPs per token are analytic model FLOPs (a multiply-add = 2), elementwise work 
     extract = token layer + 2 directions * L * LSTM layer
     train   = 3 * (token layer + L * LSTM layer + softmax)   per direction-token (fwd + bwd ~ 3x)
 
-"achieved" = FLOPs/token x tokens/s; it counts the token layer per token although ours computes
-it per distinct token (model-FLOPs convention), and does not count padding. "% matmul" compares
+"achieved" = FLOPs/token x tokens/s; it counts the token layer per token over all 50 slots
+although ours computes it per distinct token and over each word's content (model-FLOPs
+convention), and does not count padding. "% matmul" compares
 it with a square float32 matmul measured in the same process.
 
 Usage:
@@ -58,7 +60,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from elmo_repro.bilm.model import BiLM, BiLMConfig  # noqa: E402
-from elmo_repro.bilm.reference import reference_direction_hidden, reference_layers  # noqa: E402
+from elmo_repro.bilm.reference import (reference_direction_hidden, reference_layers,  # noqa: E402
+                                       reference_token_layer)
 from elmo_repro.data.character_ids import batch_to_char_ids  # noqa: E402
 from elmo_repro.data.lm_batches import LMStream, TypeTable  # noqa: E402
 from elmo_repro.data.vocabulary import Vocabulary, count_tokens  # noqa: E402
@@ -216,6 +219,8 @@ def bench_train(cfg: BiLMConfig, pretrain: dict, data: TrainData, plan: Plan, de
                                     initial_accumulator_value=float(pretrain["initial_accumulator"]))
     hidden_fn = {"ours": lambda m, x, d, s: m.direction_hidden(x, d, s),
                  "reference": reference_direction_hidden}[impl]
+    token_fn = {"ours": lambda m, ids: m.token_embedder(ids),
+                "reference": lambda m, ids: reference_token_layer(m.token_embedder, ids)}[impl]
     streams = data.streams(plan.train_batch, steps)
     sampler = torch.Generator().manual_seed(7919)
     states: list = [None, None]
@@ -224,7 +229,7 @@ def bench_train(cfg: BiLMConfig, pretrain: dict, data: TrainData, plan: Plan, de
         (in_f, tg_f), (in_b, tg_b) = next(streams[0]), next(streams[1])
         inputs = torch.from_numpy(np.stack([in_f, in_b])).to(device)
         unique, inverse = torch.unique(inputs, return_inverse=True)
-        tokens = model.token_embedder(data.char_ids[unique])[inverse]          # (2, B, T, P)
+        tokens = token_fn(model, data.char_ids[unique])[inverse]               # (2, B, T, P)
         loss = 0.0
         for d, targets in enumerate((tg_f, tg_b)):
             hidden, states[d] = hidden_fn(model, tokens[d], bool(d), states[d])

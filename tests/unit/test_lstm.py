@@ -1,9 +1,10 @@
-"""One LSTM-with-projection step against a hand computation, including both clips."""
+"""One LSTM-with-projection step against a hand computation, including both clips; cells and stacks
+run side by side equal each run alone."""
 
 import numpy as np
 import torch
 
-from elmo_repro.bilm.lstm import LstmCellWithProjection, LstmStack
+from elmo_repro.bilm.lstm import LstmCellWithProjection, LstmStack, run_cells, run_stacks
 
 
 def sigmoid(x):
@@ -38,7 +39,7 @@ def test_unclipped_step_matches_numpy():
     i, j, f, o = np.split(gates, 4, axis=1)
     c = sigmoid(f + 1.0) * c0.numpy() + sigmoid(i) * np.tanh(j)
     h = (sigmoid(o) * np.tanh(c)) @ cell.projection.detach().numpy()
-    h1, c1 = cell.step(x @ cell.input_weight + cell.bias, (h0, c0))
+    _, (h1, c1) = cell(x[:, None], (h0, c0))
     np.testing.assert_allclose(c1.detach().numpy(), c, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(h1.detach().numpy(), h, rtol=1e-5, atol=1e-6)
 
@@ -52,3 +53,66 @@ def test_residual_connection_only_after_the_first_layer():
     plain1, _ = stack.layers[1](plain0)
     torch.testing.assert_close(outputs[0], plain0)
     torch.testing.assert_close(outputs[1], plain1 + plain0)
+
+
+def test_run_time_weights_reorder_gates_and_fold_the_forget_bias():
+    cell = LstmCellWithProjection(1, 2, 1)
+    with torch.no_grad():
+        cell.input_weight.copy_(torch.arange(8.0)[None])                  # i i j j f f o o
+        cell.bias.copy_(torch.arange(8.0) * 10)
+    w_x, _, bias = cell.run_time_weights()
+    assert w_x.tolist() == [[0, 1, 4, 5, 6, 7, 2, 3]]                    # i f o j
+    assert bias.tolist() == [0, 10, 41, 51, 60, 70, 20, 30]              # +1 on f only
+
+
+def test_cells_side_by_side_equal_each_cell_alone_with_mask_and_gradients():
+    torch.manual_seed(0)
+    cells = [LstmCellWithProjection(3, 5, 2, cell_clip=0.5, proj_clip=0.4) for _ in range(2)]
+    with torch.no_grad():
+        for cell in cells:
+            cell.input_weight.mul_(4.0)                                  # the clips are hit
+            cell.projection.mul_(4.0)
+    x = torch.randn(2, 4, 6, 3, requires_grad=True)
+    state = (0.1 * torch.randn(2, 4, 2), 0.1 * torch.randn(2, 4, 5))
+    mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [0] * 6, [1, 1, 1, 1, 1, 0]]).bool()
+    together, (h, c) = run_cells(cells, x, state, mask)
+    together.sum().backward()
+    grad_together = x.grad.clone()
+    x.grad = None
+    for d, cell in enumerate(cells):
+        alone, (h_d, c_d) = cell(x[d], (state[0][d], state[1][d]), mask)
+        alone.sum().backward()
+        torch.testing.assert_close(together[d], alone, atol=1e-6, rtol=0)
+        torch.testing.assert_close(h[d], h_d, atol=1e-6, rtol=0)
+        torch.testing.assert_close(c[d], c_d, atol=1e-6, rtol=0)
+    torch.testing.assert_close(grad_together, x.grad, atol=1e-6, rtol=0)
+    torch.testing.assert_close(h[:, 2], state[0][:, 2])                  # all-masked row keeps its state
+    assert c.abs().max() <= 0.5 and together.abs().max() <= 0.4
+    assert (c.abs() == 0.5).any() and (together.abs() == 0.4).any()      # both clips were active
+
+
+def test_long_sequences_run_in_time_chunks_with_the_same_result(monkeypatch):
+    import elmo_repro.bilm.lstm as lstm
+    torch.manual_seed(0)
+    stack = LstmStack(3, 4, 3, n_layers=2, cell_clip=3, proj_clip=3, use_skip_connections=True).eval()
+    x = torch.randn(2, 11, 3)
+    whole, finals = stack(x)
+    monkeypatch.setattr(lstm, "TIME_CHUNK", 4)                            # 11 steps: chunks 4, 4, 3
+    chunked, finals_chunked = stack(x)
+    for a, b in zip(whole + [t for s in finals for t in s], chunked + [t for s in finals_chunked for t in s]):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
+
+
+def test_stacks_side_by_side_equal_each_stack_alone():
+    torch.manual_seed(0)
+    stacks = [LstmStack(3, 4, 3, n_layers=2, cell_clip=3, proj_clip=3, use_skip_connections=True).eval()
+              for _ in range(2)]
+    x = torch.randn(2, 2, 5, 3)
+    states = [None, [(torch.randn(2, 3), torch.randn(2, 4)) for _ in range(2)]]   # zeros for one
+    outputs, finals = run_stacks(stacks, x, states)
+    for d, stack in enumerate(stacks):
+        alone, final = stack(x[d], states[d])
+        for k in range(2):
+            torch.testing.assert_close(outputs[k][d], alone[k], atol=1e-6, rtol=0)
+            torch.testing.assert_close(finals[d][k][0], final[k][0], atol=1e-6, rtol=0)
+            torch.testing.assert_close(finals[d][k][1], final[k][1], atol=1e-6, rtol=0)

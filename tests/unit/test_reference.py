@@ -41,8 +41,14 @@ def test_layers_match_the_reference_on_padded_batches(skip, clip):
     char_ids = torch.from_numpy(batch_to_char_ids(SENTENCES))             # padded, one empty row
     with torch.no_grad():
         fast, ref = model.layers(char_ids), reference_layers(model, char_ids)
+        exact = reference_layers(copy.deepcopy(model).double(), char_ids)   # float64 reference
     assert fast.shape == ref.shape == (len(SENTENCES), 3, 2 + max(map(len, SENTENCES)), 32)
-    torch.testing.assert_close(fast, ref, atol=ATOL, rtol=0)
+    # the two float32 implementations sum in different orders (grouped char CNN, reordered gates,
+    # folded forget bias), and the x4 recurrent weights amplify rounding; ours is as close to the
+    # float64 result as the float32 reference is (measured: 0.3-0.9 times its error)
+    error_fast, error_ref = (fast - exact).abs().max(), (ref - exact).abs().max()
+    assert error_fast <= 1.5 * error_ref + 1e-6, (error_fast, error_ref)
+    torch.testing.assert_close(fast, ref, atol=5e-5, rtol=0)
     assert ref.abs().amax() > 0.1                                         # not trivially zero
 
 
@@ -119,3 +125,52 @@ def test_bf16_autocast_inference_is_close_and_float32():
     torch.testing.assert_close(half, full, atol=5e-2, rtol=0)
     mask = (char_ids > 0).any(-1)
     assert half.permute(0, 2, 1, 3)[~mask].abs().sum() == 0
+
+
+def test_grouped_char_cnn_equals_the_full_width_convolution_with_gradients():
+    """The token layer convolves each word over its content plus the widest filter only; values
+    and gradients equal the plain convolution over all 50 slots, for words of every length (a
+    60-character token fills all slots), padding rows, and rows whose tail is not the pad char."""
+    from elmo_repro.bilm.char_cnn import CharCNNTokenEmbedder
+    from elmo_repro.bilm.reference import reference_token_layer
+
+    torch.manual_seed(0)
+    embedder = CharCNNTokenEmbedder(262, 8, [[1, 4], [3, 8], [7, 16]], 1, 6)
+    words = ["a", "of", "cat", "elephant", "internationalization", "x" * 60, "ünïcödé", "<S>", "</S>"]
+    ids = torch.from_numpy(batch_to_char_ids([words], add_boundaries=False))[0]   # (9, 50)
+    odd = torch.randint(1, 262, (2, 50))
+    odd[1, 30:] = 7                                                    # tail of a non-pad id
+    ids = torch.cat([ids, torch.zeros(2, 50, dtype=torch.long), odd])
+    outputs, grads = [], []
+    for fn in (embedder, lambda x: reference_token_layer(embedder, x)):
+        embedder.zero_grad()
+        out = fn(ids)
+        (out * torch.linspace(-1, 1, out.numel()).view_as(out)).sum().backward()
+        outputs.append(out.detach())
+        grads.append([p.grad.clone() for p in embedder.parameters()])
+    torch.testing.assert_close(outputs[0], outputs[1], atol=1e-6, rtol=1e-6)
+    for fast, ref in zip(*grads):
+        torch.testing.assert_close(fast, ref, atol=1e-6, rtol=1e-6)
+    with torch.no_grad():                                              # amax at inference
+        torch.testing.assert_close(embedder(ids), outputs[1], atol=1e-6, rtol=1e-6)
+    assert embedder(ids[:0]).shape == (0, 6)
+
+
+@pytest.mark.parametrize("high", [3, 262, 5000])
+def test_unique_rows_partitions_like_torch_unique(high):
+    """Packed ranking (ids < 512) and the fallback (larger ids) give torch.unique's partition."""
+    from elmo_repro.bilm.char_cnn import unique_rows
+
+    torch.manual_seed(high)
+    ids = torch.randint(0, high, (300, 50))
+    ids[:, 4:] = high - 1
+    ids[100:200] = ids[:100]                                           # duplicates
+    first, inverse = unique_rows(ids)
+    expected, expected_inverse = torch.unique(ids, dim=0, return_inverse=True)
+    assert torch.equal(ids[first][inverse], ids)
+    assert len(first) == len(expected)
+    # same partition: two rows share a group exactly when torch.unique says so
+    assert torch.equal(inverse[:, None] == inverse[None], expected_inverse[:, None] == expected_inverse[None])
+    assert all(int(f) == int((inverse == inverse[f]).nonzero()[0]) for f in first)   # first occurrences
+    empty_first, empty_inverse = unique_rows(ids[:0])
+    assert empty_first.numel() == empty_inverse.numel() == 0

@@ -10,14 +10,23 @@ order i, j, f, o (j is the candidate):
 
 ``forget_bias`` (1.0) is added at run time and not stored in B, as the original does, so the
 weights export to bilm-tf's ``W_0``/``B``/``W_P_0`` unchanged.
+
+How it runs fast (:func:`run_cells`): the input-to-gate products x W_x + B of a chunk of time
+steps are one matrix product; the gate columns are reordered to [i, f, o, j] at run time so one
+sigmoid covers three gates; the forget bias is folded into that product's bias; and several
+independent cells (the forward and the backward LM at inference) step together as one batched
+product per time step, which halves the number of small operations the Python loop issues.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 from torch import nn
 
 State = tuple[torch.Tensor, torch.Tensor]  # (h: (B, projection_dim), c: (B, cell_dim))
+TIME_CHUNK = 64   # steps whose input-to-gate products are computed at once (bounds their memory)
 
 
 class LstmCellWithProjection(nn.Module):
@@ -46,21 +55,16 @@ class LstmCellWithProjection(nn.Module):
         nn.init.uniform_(self.state_weight, -bound, bound)
         nn.init.xavier_uniform_(self.projection)
 
-    def zero_state(self, batch_size: int, like: torch.Tensor) -> State:
-        return (like.new_zeros(batch_size, self.projection_dim), like.new_zeros(batch_size, self.cell_dim))
-
-    def step(self, x_gates: torch.Tensor, state: State) -> State:
-        """One time step. ``x_gates`` = x W_x + B, shape (B, 4 * cells); returns the new (h, c)."""
-        h, c = state
-        gates = x_gates + h @ self.state_weight                               # (B, 4C)
-        i, j, f, o = gates.chunk(4, dim=-1)
-        c = torch.sigmoid(f + self.forget_bias) * c + torch.sigmoid(i) * torch.tanh(j)
-        if self.cell_clip:
-            c = c.clamp(-self.cell_clip, self.cell_clip)
-        h = (torch.sigmoid(o) * torch.tanh(c)) @ self.projection              # (B, P)
-        if self.proj_clip:
-            h = h.clamp(-self.proj_clip, self.proj_clip)
-        return h, c
+    def run_time_weights(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """W_x (input, 4C), W_h (P, 4C) and bias (4C,) with the gate columns in the run-time order
+        [i, f, o, j] and ``forget_bias`` added to the f columns of the bias. Differentiable: the
+        gradients reach the stored parameters."""
+        c = self.cell_dim
+        order = torch.cat([torch.arange(0, c), torch.arange(2 * c, 4 * c), torch.arange(c, 2 * c)])
+        order = order.to(self.bias.device)
+        bias = self.bias.index_select(0, order)
+        bias = torch.cat([bias[:c], bias[c:2 * c] + self.forget_bias, bias[2 * c:]])
+        return self.input_weight.index_select(1, order), self.state_weight.index_select(1, order), bias
 
     def forward(self, inputs: torch.Tensor, state: State | None = None,
                 mask: torch.Tensor | None = None) -> tuple[torch.Tensor, State]:
@@ -76,23 +80,67 @@ class LstmCellWithProjection(nn.Module):
         Returns:
             outputs (B, T, projection_dim) and the final state.
         """
-        batch, steps, _ = inputs.shape
-        if state is None:
-            state = self.zero_state(batch, inputs)
-        x_gates = torch.addmm(self.bias, inputs.reshape(-1, self.input_dim), self.input_weight)
-        x_gates = x_gates.view(batch, steps, -1)                              # (B, T, 4C), one matmul
-        outputs = []
-        # unbind, not x_gates[:, t]: the backward of T selects materialises T zero-padded
-        # (B, T, 4C) gradients (quadratic in T); unbind's backward stacks the T slices once
-        for t, x_t in enumerate(x_gates.unbind(1)):
-            new_state = self.step(x_t, state)
+        states = None if state is None else (state[0][None], state[1][None])
+        outputs, (h, c) = run_cells([self], inputs[None], states, mask)
+        return outputs[0], (h[0], c[0])
+
+
+def run_cells(cells: Sequence[LstmCellWithProjection], inputs: torch.Tensor,
+              state: State | None = None, mask: torch.Tensor | None = None
+              ) -> tuple[torch.Tensor, State]:
+    """Run D independent cells of the same shape and clipping side by side, each over its own
+    sequence (the math of :class:`LstmCellWithProjection`, one batched product per step).
+
+    Args:
+        cells: D cells (D = 2 runs the forward and the backward LM of one layer together).
+        inputs: (D, B, T, input_dim), row d for cell d.
+        state: initial (h (D, B, P), c (D, B, C)) or None for zeros.
+        mask: optional (B, T) bool shared by the D sequences; where False the state is held.
+
+    Returns:
+        outputs (D, B, T, P) and the final (h (D, B, P), c (D, B, C)).
+
+    Raises:
+        ValueError: if the cells differ in size or clipping.
+    """
+    first = cells[0]
+    shape = (first.input_dim, first.cell_dim, first.projection_dim, first.cell_clip, first.proj_clip)
+    if any((c.input_dim, c.cell_dim, c.projection_dim, c.cell_clip, c.proj_clip) != shape for c in cells):
+        raise ValueError("run_cells needs cells of the same sizes and clipping")
+    n, batch, steps, _ = inputs.shape
+    cells_dim, cell_clip, proj_clip = first.cell_dim, first.cell_clip, first.proj_clip
+    w_x, w_h, bias = (torch.stack(t) for t in zip(*(c.run_time_weights() for c in cells)))
+    projection = torch.stack([c.projection for c in cells])                  # (D, C, P)
+    if state is None:
+        h = inputs.new_zeros(n, batch, first.projection_dim)
+        c = inputs.new_zeros(n, batch, cells_dim)
+    else:
+        h, c = state
+    outputs = []
+    for start in range(0, steps, TIME_CHUNK):
+        chunk = inputs[:, :, start:start + TIME_CHUNK]
+        x_gates = torch.baddbmm(bias[:, None], chunk.reshape(n, -1, first.input_dim), w_x)
+        # unbind, not x_gates[:, :, t]: the backward of T selects would materialise T zero-padded
+        # gradients of the whole chunk; unbind's backward stacks the slices once
+        for t, x_t in enumerate(x_gates.view(n, batch, chunk.size(2), -1).unbind(2), start):
+            gates = torch.baddbmm(x_t, h, w_h)                                 # (D, B, 4C)
+            # split, not slicing: a slice's backward zero-fills a full-size gradient per step
+            ifo, j = gates.split((3 * cells_dim, cells_dim), dim=-1)
+            i, f, o = torch.sigmoid(ifo).split(cells_dim, dim=-1)
+            new_c = torch.addcmul(f * c, i, torch.tanh(j))
+            if cell_clip:
+                new_c = new_c.clamp(-cell_clip, cell_clip)
+            new_h = torch.bmm(o * torch.tanh(new_c), projection)               # (D, B, P)
+            if proj_clip:
+                new_h = new_h.clamp(-proj_clip, proj_clip)
             if mask is not None:
-                keep = mask[:, t, None]                                       # (B, 1)
-                new_state = (torch.where(keep, new_state[0], state[0]),
-                             torch.where(keep, new_state[1], state[1]))
-            state = new_state
-            outputs.append(state[0])
-        return torch.stack(outputs, dim=1), state
+                keep = mask[None, :, t, None]                                  # (1, B, 1)
+                new_h, new_c = torch.where(keep, new_h, h), torch.where(keep, new_c, c)
+            h, c = new_h, new_c
+            outputs.append(h)
+    if not outputs:
+        return inputs.new_zeros(n, batch, 0, first.projection_dim), (h, c)
+    return torch.stack(outputs, dim=2), (h, c)
 
 
 class LstmStack(nn.Module):
@@ -120,14 +168,44 @@ class LstmStack(nn.Module):
 
         ``mask`` (B, T) bool, optional: hold the state at padded steps (see
         :meth:`LstmCellWithProjection.forward`)."""
-        outputs, finals = [], []
-        x = inputs
-        for k, layer in enumerate(self.layers):
-            x_in = self.dropout(x)
-            out, final = layer(x_in, None if states is None else states[k], mask)
-            if self.use_skip_connections and k > 0:
-                out = out + x_in
-            outputs.append(out)
-            finals.append(final)
-            x = out
-        return outputs, finals
+        outputs, finals = run_stacks([self], inputs[None], None if states is None else [states], mask)
+        return [out[0] for out in outputs], finals[0]
+
+
+def run_stacks(stacks: Sequence[LstmStack], inputs: torch.Tensor,
+               states: Sequence[list[State] | None] | None = None, mask: torch.Tensor | None = None
+               ) -> tuple[list[torch.Tensor], list[list[State]]]:
+    """Run D stacks of the same shape side by side, layer by layer (:func:`run_cells`).
+
+    Args:
+        stacks: D stacks (the forward and the backward LM for D = 2).
+        inputs: (D, B, T, input_dim), row d for stack d.
+        states: None, or per stack None or its per-layer (h (B, P), c (B, C)).
+        mask: optional (B, T) bool shared by the D sequences (see :func:`run_cells`).
+
+    Returns:
+        per layer the outputs (D, B, T, P), and per stack its per-layer final (h, c).
+    """
+    outputs: list[torch.Tensor] = []
+    finals: list[list[State]] = [[] for _ in stacks]
+    x = inputs
+    for k in range(len(stacks[0].layers)):
+        # each direction draws its own dropout mask, in the order of the stacks
+        x_in = (torch.stack([s.dropout(x_d) for s, x_d in zip(stacks, x.unbind(0))])
+                if any(s.dropout.training and s.dropout.p > 0 for s in stacks) else x)
+        given = [None if states is None or states[d] is None else states[d][k] for d in range(len(stacks))]
+        if all(g is None for g in given):
+            layer_state = None
+        else:
+            zeros = stacks[0].layers[k]
+            layer_state = tuple(torch.stack([
+                g[part] if g is not None else x.new_zeros(x.size(1), (zeros.projection_dim, zeros.cell_dim)[part])
+                for g in given]) for part in (0, 1))
+        out, (h, c) = run_cells([s.layers[k] for s in stacks], x_in, layer_state, mask)
+        if stacks[0].use_skip_connections and k > 0:
+            out = out + x_in
+        outputs.append(out)
+        for d in range(len(stacks)):
+            finals[d].append((h[d], c[d]))
+        x = out
+    return outputs, finals

@@ -15,7 +15,7 @@ from torch import nn
 
 from ..data.character_ids import MAX_CHARS, N_CHARACTERS
 from .char_cnn import CharCNNTokenEmbedder, conv_output_check
-from .lstm import LstmStack, State
+from .lstm import LstmStack, State, run_stacks
 from .sampled_softmax import SoftmaxLayer
 
 if TYPE_CHECKING:
@@ -172,11 +172,12 @@ class BiLM(nn.Module):
         embed = self.token_embedder.embed_unique if token_cache is None else token_cache
         token = embed(char_ids) * mask[..., None]                              # (B, T, P)
         step_mask = mask if stateful else None                                 # hold state at padding
-        fwd_states, bwd_states = (None, None) if states is None else states
-        fwd, fwd_final = self.forward_lstm(token, fwd_states, step_mask)
-        rev = _reverse_padded(token, lengths)                                  # each row reversed in place
-        bwd, bwd_final = self.backward_lstm(rev, bwd_states, step_mask)
-        bwd = [_reverse_padded(layer, lengths) for layer in bwd]
+        # both directions step together; the backward LM reads each row reversed in place
+        both = torch.stack([token, _reverse_padded(token, lengths)])           # (2, B, T, P)
+        outputs, (fwd_final, bwd_final) = run_stacks(
+            [self.forward_lstm, self.backward_lstm], both, states, step_mask)
+        fwd = [out[0] for out in outputs]
+        bwd = [_reverse_padded(out[1], lengths) for out in outputs]
         layers = [torch.cat([token, token], dim=-1)]
         layers += [torch.cat([f, b], dim=-1) for f, b in zip(fwd, bwd)]
         return torch.stack(layers, dim=1) * mask[:, None, :, None], (fwd_final, bwd_final)

@@ -1,4 +1,8 @@
-"""A deliberately plain reference for the biLM's recurrent math, to check the fast code against.
+"""A deliberately plain reference for the biLM's token layer and recurrent math, to check the fast
+code against.
+
+The token layer (:func:`reference_token_layer`) convolves every filter over all 50 character slots
+of every position and max-pools, as the formula reads.
 
 Same parameters, same equations as :mod:`.lstm` (gates i, j, f, o; forget bias added at run time;
 cell and projection clipping), but written one time step at a time with nothing hoisted, fused or
@@ -21,8 +25,18 @@ from typing import TYPE_CHECKING
 import torch
 
 if TYPE_CHECKING:
+    from .char_cnn import CharCNNTokenEmbedder
     from .lstm import LstmCellWithProjection, LstmStack, State
     from .model import BiLM
+
+
+def reference_token_layer(embedder: "CharCNNTokenEmbedder", char_ids: torch.Tensor) -> torch.Tensor:
+    """:meth:`CharCNNTokenEmbedder.forward` over all 50 slots: (..., 50) char ids -> (..., P)."""
+    lead = char_ids.shape[:-1]
+    chars = embedder.char_embed(char_ids.reshape(-1, char_ids.size(-1))).transpose(1, 2)   # (N, 16, 50)
+    pooled = torch.cat([conv(chars).max(dim=-1).values for conv in embedder.convs], dim=-1)
+    token = embedder.projection(embedder.highway(embedder.activation(pooled)))
+    return token.reshape(*lead, -1)
 
 
 def reference_cell(cell: "LstmCellWithProjection", inputs: torch.Tensor,
@@ -89,7 +103,7 @@ def reference_layers(model: "BiLM", char_ids: torch.Tensor) -> torch.Tensor:
     """
     mask = (char_ids > 0).any(-1)                                              # (B, T)
     lengths = [int(n) for n in mask.sum(-1)]
-    token = model.token_embedder(char_ids) * mask[..., None]                   # (B, T, P)
+    token = reference_token_layer(model.token_embedder, char_ids) * mask[..., None]   # (B, T, P)
     fwd, _ = reference_stack(model.forward_lstm, token)
     rev = token.clone()
     for b, n in enumerate(lengths):

@@ -57,7 +57,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import torch
@@ -65,6 +65,7 @@ import torch.distributed as dist
 
 from ..console import Progress, log
 from ..data.lm_batches import LMStream, TypeTable
+from ..data.prefetch import Prefetcher
 from ..data.vocabulary import Vocabulary
 from ..io import atomic_path, read_json, write_json
 from .model import BiLM, BiLMConfig
@@ -320,18 +321,18 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
     summary: dict[str, float] = {}
     progress_display = (Progress("pretraining", n_batches, "batches", completed=start_batch) if rank == 0
                         else _Quiet())
-    with progress_display as progress:
-        for batch in range(start_batch, n_batches):
-            (in_f, tg_f), (in_b, tg_b) = next(streams[0]), next(streams[1])
-            in_f, tg_f, in_b, tg_b = in_f[rows], tg_f[rows], in_b[rows], tg_b[rows]
+    batches = Prefetcher(_packed_batches(streams, rows, n_batches - start_batch, device), name="lm-batches")
+    with progress_display as progress, batches:
+        for batch, (inputs, targets) in zip(range(start_batch, n_batches), batches):
+            inputs = inputs.to(device, non_blocking=True)                     # (2, B, T) type ids
+            targets = targets.to(device, non_blocking=True)                   # (2, B, T) type ids
             with autocast:
-                inputs = torch.from_numpy(np.stack([in_f, in_b])).to(device)  # (2, B, T) type ids
                 unique, inverse = torch.unique(inputs, return_inverse=True)
                 tokens = model.token_embedder(char_ids[unique])[inverse]      # (2, B, T, P)
                 loss = 0.0
-                for d, targets in enumerate((tg_f, tg_b)):
+                for d in range(2):
                     hidden, states[d] = model.direction_hidden(tokens[d], bool(d), states[d])
-                    flat_targets = vocab_ids[torch.from_numpy(targets).to(device).reshape(-1)]   # (B*T,)
+                    flat_targets = vocab_ids[targets[d].reshape(-1)]          # (B*T,)
                     loss = loss + 0.5 * model.softmax.sampled_loss(
                         hidden.reshape(-1, hidden.size(-1)), flat_targets, cfg.n_negative_samples, sampler)
             optimizer.zero_grad(set_to_none=True)
@@ -366,6 +367,19 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
     summary["batches"] = float(n_batches)
     summary["target_tokens_per_direction"] = float(n_batches * global_batch * cfg.unroll_steps)
     return model, summary
+
+
+def _packed_batches(streams: list[LMStream], rows: slice, n: int, device: torch.device
+                    ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """The next ``n`` (inputs, targets) pairs of this rank's rows, each (2, B, T) int64 type ids
+    (forward, backward), pinned for a CUDA copy; run ahead in a :class:`Prefetcher` thread."""
+    for _ in range(n):
+        (in_f, tg_f), (in_b, tg_b) = next(streams[0]), next(streams[1])
+        inputs = torch.from_numpy(np.stack([in_f[rows], in_b[rows]]))
+        targets = torch.from_numpy(np.stack([tg_f[rows], tg_b[rows]]))
+        if device.type == "cuda":
+            inputs, targets = inputs.pin_memory(), targets.pin_memory()
+        yield inputs, targets
 
 
 def init_unigram_bias(model: BiLM, vocab: Vocabulary) -> None:
