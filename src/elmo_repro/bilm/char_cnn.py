@@ -71,19 +71,24 @@ class CharCNNTokenEmbedder(nn.Module):
         Returns:
             (N, n_filters), the filters' maps concatenated in order.
         """
-        slots = flat.size(1)
         if flat.size(0) == 0:
             return self.projection.weight.new_zeros(0, self.n_filters)
-        # a word's content ends at its last slot that differs from its final (fill) slot
-        differs = flat != flat[:, -1:]
-        content = (differs * torch.arange(1, slots + 1, device=flat.device)).amax(-1)     # (N,)
-        needed = (content + self.max_width).clamp(max=slots)
-        width = ((needed + GROUP_WIDTH - 1) // GROUP_WIDTH * GROUP_WIDTH).clamp(max=slots)
+        width = self.slot_widths(flat)
         order = torch.argsort(width, stable=True)
         widths, counts = torch.unique_consecutive(width[order], return_counts=True)
         pieces = [self._conv_max(flat[rows, :w])
                   for rows, w in zip(order.split(counts.tolist()), widths.tolist())]
         return torch.cat(pieces).index_select(0, torch.argsort(order))
+
+    def slot_widths(self, flat: torch.Tensor) -> torch.Tensor:
+        """(N, S) char ids -> (N,) how many leading slots :meth:`pooled` convolves for each word:
+        its content (up to the last slot that differs from its final, fill slot) plus the widest
+        filter, rounded up to a multiple of ``GROUP_WIDTH`` and at most S."""
+        slots = flat.size(1)
+        differs = flat != flat[:, -1:]
+        content = (differs * torch.arange(1, slots + 1, device=flat.device)).amax(-1)
+        needed = (content + self.max_width).clamp(max=slots)
+        return ((needed + GROUP_WIDTH - 1) // GROUP_WIDTH * GROUP_WIDTH).clamp(max=slots)
 
     def _conv_max(self, chars: torch.Tensor) -> torch.Tensor:
         """(n, w) char ids -> (n, n_filters): each filter's convolution, max over its positions."""
