@@ -20,15 +20,16 @@ vectors do not depend on what else is in the batch or what was embedded before (
 ``ElmoEmbedder`` carries the LSTM state across batches instead; see ``bilm/stateful.py``).
 
 Long inputs. One stateless call over T tokens needs working memory linear in T (the char CNN
-over the distinct tokens, the ``(T, 4 * cells)`` LSTM input gates of one layer, the ``(L + 1, T, D)``
-output), and nothing caps T except that memory: for a paper-size biLM (4096 cells, 2048 char
-filters) on the CPU in float32 the peak grew by about 0.17 MB per token (121 MB for 512 tokens,
-376 MB for 2,048; README "Long documents"), i.e. ~1.7 GB for a 10,000-token call.
+over the distinct tokens, each layer's (2, T, P) outputs, the ``(L + 1, T, D)`` output; the LSTM
+input gates are computed 64 steps at a time), and nothing caps T except that memory: for a
+paper-size biLM (4096 cells, 2048 char filters) on the CPU in float32 the peak grew by about
+0.055 MB per token (35 MB for 512 tokens, 118 MB for 2,048; README "Long documents"), i.e.
+~0.55 GB for a 10,000-token call.
 :meth:`ElmoEmbedder.embed_long` bounds it: the document is cut into windows of ``window`` tokens;
 each window is embedded alone (with ``<S>``/``</S>`` around it, as a sentence), and only its centre
 is kept, ``overlap`` tokens of context on each side
 being computed and dropped (the first and last windows keep their outer edge). Peak working memory
-is then O(batch_size * window) (about batch_size x 514 x 0.17 MB for window 512 and the paper's
+is then O(batch_size * window) (about batch_size x 514 x 0.055 MB for window 512 and the paper's
 sizes), independent of the document length; only the returned array,
 ``4 * (L + 1) * N * D`` bytes for N tokens (12 KiB per token for the paper's model), grows with the
 document, and :meth:`ElmoEmbedder.iter_long` yields the pieces instead so that they can be written

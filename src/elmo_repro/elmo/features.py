@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import h5py
 import numpy as np
 import torch
 
-from ..bilm.model import BiLM
 from ..console import Progress
 from ..data.character_ids import batch_to_char_ids
 from ..io import InputError, atomic_path
+
+if TYPE_CHECKING:   # annotations only, so train_ner reads features without importing the biLM code
+    from ..bilm.model import BiLM
 
 
 @torch.no_grad()
