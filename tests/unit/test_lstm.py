@@ -2,6 +2,7 @@
 run side by side equal each run alone."""
 
 import numpy as np
+import pytest
 import torch
 
 from elmo_repro.bilm.lstm import LstmCellWithProjection, LstmStack, run_cells, run_stacks
@@ -116,3 +117,11 @@ def test_stacks_side_by_side_equal_each_stack_alone():
             torch.testing.assert_close(outputs[k][d], alone[k], atol=1e-6, rtol=0)
             torch.testing.assert_close(finals[d][k][0], final[k][0], atol=1e-6, rtol=0)
             torch.testing.assert_close(finals[d][k][1], final[k][1], atol=1e-6, rtol=0)
+
+
+def test_stacks_of_different_shapes_are_refused():
+    deep = LstmStack(3, 4, 3, n_layers=2, cell_clip=3, proj_clip=3, use_skip_connections=True)
+    for other in (LstmStack(3, 4, 3, n_layers=1, cell_clip=3, proj_clip=3, use_skip_connections=True),
+                  LstmStack(3, 4, 3, n_layers=2, cell_clip=3, proj_clip=3, use_skip_connections=False)):
+        with pytest.raises(ValueError, match="same depth"):
+            run_stacks([deep, other], torch.zeros(2, 1, 3, 3))

@@ -154,6 +154,8 @@ def test_grouped_char_cnn_equals_the_full_width_convolution_with_gradients():
     with torch.no_grad():                                              # amax at inference
         torch.testing.assert_close(embedder(ids), outputs[1], atol=1e-6, rtol=1e-6)
     assert embedder(ids[:0]).shape == (0, 6)
+    assert embedder.embed_unique(ids[:0]).shape == (0, 6)
+    assert embedder.embed_unique(ids.new_zeros(2, 0, 50)).shape == (2, 0, 6)
 
 
 @pytest.mark.parametrize("high", [3, 262, 5000])

@@ -84,8 +84,9 @@ def _local_imports(path: Path, seen: set[Path]) -> set[Path]:
         return None
 
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    type_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-                 and "TYPE_CHECKING" in ast.unparse(node.test) for n in ast.walk(node)}
+    type_only = {id(n) for node in ast.walk(tree)
+                 if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+                 for statement in node.body for n in ast.walk(statement)}
     names = []
     for node in ast.walk(tree):
         if id(node) in type_only:

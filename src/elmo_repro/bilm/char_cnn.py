@@ -103,7 +103,8 @@ class CharCNNTokenEmbedder(nn.Module):
         lead = char_ids.shape[:-1]
         flat = char_ids.reshape(-1, char_ids.size(-1))
         first, inverse = unique_rows(flat)
-        return self(flat[first])[inverse].reshape(*lead, -1)
+        token = self(flat[first])[inverse]
+        return token.reshape(*lead, token.size(-1))
 
 
 BITS_PER_ID = 9   # char ids are < 262 < 2**9: seven of them pack into one non-negative int64

@@ -185,11 +185,18 @@ def run_stacks(stacks: Sequence[LstmStack], inputs: torch.Tensor,
 
     Returns:
         per layer the outputs (D, B, T, P), and per stack its per-layer final (h, c).
+
+    Raises:
+        ValueError: if the stacks differ in depth or residual links.
     """
+    first = stacks[0]
+    if any((len(s.layers), s.use_skip_connections) != (len(first.layers), first.use_skip_connections)
+           for s in stacks):
+        raise ValueError("run_stacks needs stacks of the same depth and residual links")
     outputs: list[torch.Tensor] = []
     finals: list[list[State]] = [[] for _ in stacks]
     x = inputs
-    for k in range(len(stacks[0].layers)):
+    for k in range(len(first.layers)):
         # each direction draws its own dropout mask, in the order of the stacks
         x_in = (torch.stack([s.dropout(x_d) for s, x_d in zip(stacks, x.unbind(0))])
                 if any(s.dropout.training and s.dropout.p > 0 for s in stacks) else x)
@@ -197,12 +204,12 @@ def run_stacks(stacks: Sequence[LstmStack], inputs: torch.Tensor,
         if all(g is None for g in given):
             layer_state = None
         else:
-            zeros = stacks[0].layers[k]
+            zeros = first.layers[k]
             layer_state = tuple(torch.stack([
                 g[part] if g is not None else x.new_zeros(x.size(1), (zeros.projection_dim, zeros.cell_dim)[part])
                 for g in given]) for part in (0, 1))
         out, (h, c) = run_cells([s.layers[k] for s in stacks], x_in, layer_state, mask)
-        if stacks[0].use_skip_connections and k > 0:
+        if first.use_skip_connections and k > 0:
             out = out + x_in
         outputs.append(out)
         for d in range(len(stacks)):

@@ -321,8 +321,8 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
     summary: dict[str, float] = {}
     progress_display = (Progress("pretraining", n_batches, "batches", completed=start_batch) if rank == 0
                         else _Quiet())
-    batches = Prefetcher(_packed_batches(streams, rows, n_batches - start_batch, device), name="lm-batches")
-    with progress_display as progress, batches:
+    with progress_display as progress, Prefetcher(
+            _packed_batches(streams, rows, n_batches - start_batch, device), name="lm-batches") as batches:
         for batch, (inputs, targets) in zip(range(start_batch, n_batches), batches):
             inputs = inputs.to(device, non_blocking=True)                     # (2, B, T) type ids
             targets = targets.to(device, non_blocking=True)                   # (2, B, T) type ids
