@@ -91,3 +91,16 @@ def test_a_checkpoint_from_another_configuration_is_not_resumed(tmp_path):
     fresh, _ = pretrain(small_config(len(vocab)), cfg, SENTENCES, vocab, tmp_path / "e")
     for p, q in zip(changed.state_dict().values(), fresh.state_dict().values()):
         assert torch.equal(p, q)
+
+
+def test_saved_weights_are_byte_identical_for_equal_weights(tmp_path):
+    """DVC hashes bytes: the same weights saved twice (atomic writes through differently named
+    temporary files) must give the same file, or every re-run would look like a new model."""
+    counts, n = count_tokens(SENTENCES)
+    vocab = Vocabulary.build(counts, n)
+    torch.manual_seed(0)
+    model = BiLM(small_config(len(vocab)))
+    save_model(model, vocab, tmp_path / "a")
+    save_model(model, vocab, tmp_path / "b")
+    for name in ("weights.pt", "options.json", "vocab.txt"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name

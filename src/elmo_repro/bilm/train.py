@@ -426,17 +426,23 @@ def save_checkpoint(path: Path, model: BiLM, optimizer: torch.optim.Optimizer, s
             "cuda_rng": [g["cuda_rng"] for g in gathered] if cuda else [],
             "states": merged, "batch": batch, "fingerprint": fingerprint, "world_size": ctx.world_size,
         }
-        with atomic_path(path) as tmp:
-            torch.save(payload, tmp)
+        _save_reproducibly(payload, path)
     if ctx.world_size > 1:
         dist.barrier()
+
+
+def _save_reproducibly(obj: Any, path: Path) -> None:
+    """``torch.save`` atomically, through a file handle: given a path, torch names the zip
+    archive's records after the (temporary, random) file name, so equal weights would give
+    different bytes, and a different DVC hash, on every run."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        torch.save(obj, handle)
 
 
 def save_model(model: BiLM, vocab: Vocabulary, out_dir: Path) -> None:
     """Write ``weights.pt`` (state dict), ``options.json`` (bilm-tf layout) and ``vocab.txt``."""
     out_dir = Path(out_dir)
-    with atomic_path(out_dir / "weights.pt") as tmp:
-        torch.save(model.state_dict(), tmp)
+    _save_reproducibly(model.state_dict(), out_dir / "weights.pt")
     write_json(out_dir / "options.json", model.config.to_options())
     vocab.save(out_dir / "vocab.txt", out_dir / "counts.tsv")
 
