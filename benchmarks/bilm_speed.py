@@ -92,11 +92,16 @@ def plans(quick: bool, device: str) -> dict[str, Plan]:
 
 
 # ---- FLOPs -----------------------------------------------------------------------------------
+def token_dense_flops(cfg: BiLMConfig) -> int:
+    """Highway layers and projection of one token."""
+    maps = sum(n for _, n in cfg.filters)
+    return cfg.n_highway * 2 * 2 * maps * maps + 2 * maps * cfg.projection_dim
+
+
 def token_layer_flops(cfg: BiLMConfig) -> int:
     width = cfg.max_characters_per_token
     cnn = 2 * cfg.char_dim * sum(n * w * (width - w + 1) for w, n in cfg.filters)
-    maps = sum(n for _, n in cfg.filters)
-    return cnn + cfg.n_highway * 2 * 2 * maps * maps + 2 * maps * cfg.projection_dim
+    return cnn + token_dense_flops(cfg)
 
 
 def lstm_layer_flops(cfg: BiLMConfig) -> int:
@@ -118,8 +123,7 @@ def token_layer_executed(cfg: BiLMConfig, embedder: CharCNNTokenEmbedder, words:
     each word's convolutions over only its ``slot_widths`` leading slots."""
     widths = embedder.slot_widths(words)
     cnn = sum(2 * cfg.char_dim * n * w * int((widths - w + 1).clamp(min=0).sum()) for w, n in cfg.filters)
-    maps = sum(n for _, n in cfg.filters)
-    return cnn + len(words) * (cfg.n_highway * 2 * 2 * maps * maps + 2 * maps * cfg.projection_dim)
+    return cnn + len(words) * token_dense_flops(cfg)
 
 
 def extract_executed(cfg: BiLMConfig, model: BiLM, batches: list[torch.Tensor]) -> int:
@@ -356,7 +360,9 @@ def main(argv: list[str] | None = None) -> int:
                 finally:
                     torch.use_deterministic_algorithms(previous)
                 flops = train_flops(cfg, int(pretrain["n_negative_samples"]))
-                executed = train_executed(cfg, int(pretrain["n_negative_samples"]), BiLM(cfg), data, plan,
+                with torch.device("meta"):         # only its slot widths are needed: no weights
+                    shapes = BiLM(cfg)
+                executed = train_executed(cfg, int(pretrain["n_negative_samples"]), shapes, data, plan,
                                           int(pretrain["unroll_steps"]))
                 shape = (f"{plan.train_steps} steps of {plan.train_batch}x{pretrain['unroll_steps']}, "
                          f"{pretrain['n_negative_samples']} negatives, vocabulary {len(data.vocab)}")
