@@ -14,6 +14,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+# The one project import here: the mirror paths of the evaluation splits are declared beside their
+# readers (a plain constant, so rendering dvc.yaml needs no third-party package).
+from elmo_repro.data.eval_text import SPLIT_PATHS as EVAL_SPLIT_PATHS
+
 MIRROR = "${data.mirror}"
 BILM = "${bilm_source.path}"  # models/bilm (trained here) or a directory with released ELMo weights
 PKG = "src/elmo_repro"
@@ -25,6 +29,11 @@ CHARS_CODE = [f"{PKG}/data/character_ids.py"]
 BILM_CODE = [f"{PKG}/bilm", *CHARS_CODE, f"{PKG}/data/vocabulary.py", f"{PKG}/data/lm_batches.py",
              f"{PKG}/data/prefetch.py"]   # the bilm package and what it imports
 TEXT_CODE = [f"{PKG}/data/text.py"]
+# The evaluation splits every training text is checked against (contamination.splits reads them).
+EVAL_TEXT = [f"{PKG}/data/eval_text.py", f"{PKG}/data/contamination.py", f"{PKG}/data/lm_corpus.py",
+             *(f"{MIRROR}/{path}" for path in EVAL_SPLIT_PATHS)]
+# Training stages depend on the contamination report: they never run on a text that failed it.
+CONTAMINATION_REPORT = "results/metrics/contamination.json"
 # Imported by every stage but without effect on any output (log lines, progress, MLflow records),
 # so not dependencies: editing them re-runs nothing.
 LOGGING_CODE = [f"{PKG}/console.py", f"{PKG}/tracking.py"]
@@ -60,13 +69,23 @@ STAGES: list[Stage] = [
     Stage(
         name="prepare_lm",
         module="prepare_lm",
-        deps=[f"{PKG}/data/lm_corpus.py", *TEXT_CODE, *CHARS_CODE, f"{MIRROR}/lm1b_heldout_subset",
+        deps=[*EVAL_TEXT, *TEXT_CODE, *CHARS_CODE, f"{MIRROR}/lm1b_heldout_subset",
               f"{MIRROR}/lm_supplement_nltk/corpora"],
-        params=["data", "lm_data"],
+        params=["data", "lm_data", "contamination"],
         outs=["data/lm"],
         metrics=["results/metrics/lm_data.json"],
         threads=1,
         resources={"mem_mb": 96000, "runtime": 240},
+    ),
+    Stage(
+        name="check_contamination",
+        module="check_contamination",
+        deps=[*EVAL_TEXT, *TEXT_CODE, *CHARS_CODE, "data/lm/train.txt", "data/lm/heldout.txt"],
+        params=["data", "contamination"],
+        committed=["results/contamination"],
+        metrics=["results/metrics/contamination.json"],
+        threads=1,
+        resources={"mem_mb": 16000, "runtime": 60},
     ),
     Stage(
         name="vocab",
@@ -80,7 +99,7 @@ STAGES: list[Stage] = [
     Stage(
         name="pretrain_bilm",
         module="pretrain_bilm",
-        deps=[*BILM_CODE, *TEXT_CODE, "data/lm/train.txt", "data/vocab"],
+        deps=[*BILM_CODE, *TEXT_CODE, "data/lm/train.txt", "data/vocab", CONTAMINATION_REPORT],
         params=["bilm", "pretrain"],
         outs=["models/bilm"],
         persist=["models/bilm_checkpoints"],
@@ -117,7 +136,7 @@ STAGES: list[Stage] = [
     Stage(
         name="word_vectors",
         module="word_vectors",
-        deps=[f"{PKG}/vectors.py", "data/lm/train.txt"],
+        deps=[f"{PKG}/vectors.py", "data/lm/train.txt", CONTAMINATION_REPORT],
         params=["word_vectors"],
         outs=["data/vectors"],
         threads=1,  # gensim with one worker: bit-identical vectors

@@ -3,6 +3,8 @@ ours (baseline, +ELMo as mean ± std over seeds, absolute increase, relative err
 followed by the held-out perplexity of our biLM beside the unigram baseline.
 
 Relative error reduction = (ELMo − baseline) / (100 − baseline), as in the paper's Table 1.
+Whether a gain is more than seed noise: Welch's two-sided t-test of the +ELMo against the baseline
+test scores over seeds (scipy ``ttest_ind(equal_var=False)``; needs two seeds or more).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
+from scipy.stats import ttest_ind
 
 from .paper import PAPER_PERPLEXITY, PREVIOUS_SOTA_STD, TABLE1
 
@@ -21,6 +24,15 @@ def relative_error_reduction(baseline: float, improved: float) -> float:
     return 100.0 * (improved - baseline) / (100.0 - baseline)
 
 
+def welch_p(improved: list[float], baseline: list[float]) -> float | None:
+    """Two-sided p-value of Welch's t-test between two sets of per-seed scores; None with fewer
+    than two scores on a side or when both sides have no spread."""
+    if min(len(improved), len(baseline)) < 2:
+        return None
+    p = float(ttest_ind(improved, baseline, equal_var=False).pvalue)
+    return None if p != p else p   # NaN: both sides constant
+
+
 def table1_rows(task_metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per task with results; each value is a number (JSON) or None."""
     rows = []
@@ -29,6 +41,8 @@ def table1_rows(task_metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
         metric, sota_system, sota, paper_base, paper_elmo, paper_std, paper_abs, paper_rel = TABLE1[name]
         base, elmo = metrics["variants"]["baseline"], metrics["variants"]["elmo"]
         increase = elmo["test_f1_mean"] - base["test_f1_mean"]
+        base_scores = [r["test_f1"] for r in base["runs"]]
+        elmo_scores = [r["test_f1"] for r in elmo["runs"]]
         rows.append({
             "task": name, "metric": metric, "dataset": metrics["dataset"],
             "paper_previous_sota_system": sota_system, "paper_previous_sota": sota,
@@ -39,6 +53,9 @@ def table1_rows(task_metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "elmo_mean": elmo["test_f1_mean"], "elmo_std": elmo["test_f1_std"],
             "increase_absolute": increase,
             "increase_relative": relative_error_reduction(base["test_f1_mean"], elmo["test_f1_mean"]),
+            "welch_p": welch_p(elmo_scores, base_scores),
+            "baseline_per_seed": dict(zip([r["seed"] for r in base["runs"]], base_scores)),
+            "elmo_per_seed": dict(zip([r["seed"] for r in elmo["runs"]], elmo_scores)),
             "seeds": len(elmo["runs"]),
             "mlflow_run_ids": {"stage": metrics.get("stage_run_id"),
                                "baseline": [r["mlflow_run_id"] for r in base["runs"]],
@@ -59,17 +76,25 @@ def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], prof
         "Our baseline": f"{r['baseline_mean']:.2f} ± {r['baseline_std']:.2f}",
         "Our +ELMo": f"{r['elmo_mean']:.2f} ± {r['elmo_std']:.2f}",
         "Our increase (abs / rel)": f"{r['increase_absolute']:.2f} / {r['increase_relative']:.1f}%",
+        "Welch p": "—" if r["welch_p"] is None else f"{r['welch_p']:.3g}",
         "Seeds": r["seeds"],
     } for r in rows])
+    per_seed = [f"- {r['task']} test per seed: baseline "
+                + ", ".join(f"s{seed} {score:.2f}" for seed, score in r["baseline_per_seed"].items())
+                + "; +ELMo " + ", ".join(f"s{seed} {score:.2f}" for seed, score in r["elmo_per_seed"].items())
+                for r in rows]
     ppl = perplexity
     lines = [
         f"# Table 1 (profile `{profile}`)",
         "",
         "Test-set results (CoNLL-2003 NER: entity span F1 on eng.testb, model selected on eng.testa). "
         "Ours: mean ± sample std over seeds. Relative increase = error reduction "
-        "(+ELMo − baseline) / (100 − baseline).",
+        "(+ELMo − baseline) / (100 − baseline). Welch p: two-sided Welch t-test of our +ELMo against "
+        "our baseline over seeds (p < 0.05: the gain exceeds seed noise).",
         "",
         frame.to_markdown(index=False),
+        "",
+        *per_seed,
         "",
         "## biLM held-out perplexity",
         "",

@@ -47,7 +47,7 @@ def smoke_copy(parent: Path) -> Path:
         if source.is_file():
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, repo / name)
-    for path in ("dvc.lock", "results/tables"):  # start from an empty pipeline state
+    for path in ("dvc.lock", "results/tables", "results/contamination"):  # an empty pipeline state
         target = repo / path
         shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
     run(["git", "init", "-q"], repo)

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from ..io import InputError, iter_lines
+from .contamination import EvalIndex, remove_documents, sentence_key
 from .text import check_no_boundary_tokens
 
 LM1B_DIR = "lm1b_heldout_subset"
@@ -160,11 +161,21 @@ def split_sentences(line: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Readers
+# Readers: each source is read as documents (the unit that decontamination removes); the
+# ``read_*`` functions flatten them into sentences.
 # ---------------------------------------------------------------------------------------------
 
-def read_lm1b(path: str | Path) -> Iterator[list[str]]:
-    """Sentences of a 1B Word ``*.tokens`` file (UTF-8, one space-separated sentence per line).
+Document = tuple[str, list[list[str]]]   # (document id, sentences)
+
+
+def _sentences(documents: Iterator[Document]) -> Iterator[list[str]]:
+    for _, sentences in documents:
+        yield from sentences
+
+
+def lm1b_documents(path: str | Path) -> Iterator[Document]:
+    """Sentences of a 1B Word ``*.tokens`` file (UTF-8, one space-separated sentence per line),
+    each its own document ``<file name>:<line>`` (the benchmark shuffled its sentences).
 
     Blank lines are skipped; invalid UTF-8 or a literal ``<S>``/``</S>`` token raises
     :class:`InputError` with the line number.
@@ -173,19 +184,25 @@ def read_lm1b(path: str | Path) -> Iterator[list[str]]:
         tokens = line.split()
         if tokens:
             check_no_boundary_tokens(path, tokens, number)
-            yield tokens
+            yield f"{Path(path).name}:{number}", [tokens]
 
 
-def read_lm1b_shards(directory: str | Path) -> Iterator[list[str]]:
+def read_lm1b(path: str | Path) -> Iterator[list[str]]:
+    """Sentences of a 1B Word ``*.tokens`` file (see :func:`lm1b_documents`)."""
+    return _sentences(lm1b_documents(path))
+
+
+def lm1b_shard_documents(directory: str | Path) -> Iterator[Document]:
     """Sentences of the official 1B Word training shards ``news.en-000NN-of-00100`` (the paper's
-    training data), in shard order. Raises :class:`InputError` when the directory has none."""
+    training data), in shard order, each its own document. Raises :class:`InputError` when the
+    directory has none."""
     directory = Path(directory)
     shards = sorted(directory.glob("news.en-*-of-00100")) if directory.is_dir() else []
     if not shards:
         raise InputError(directory, "no 1B Word training shards news.en-*-of-00100 "
                                     "(fetch them with `python -m elmo_repro.fetch --only lm1b`)")
     for shard in shards:
-        yield from read_lm1b(shard)
+        yield from lm1b_documents(shard)
 
 
 def _zip_members(path: Path, pattern: re.Pattern[str], what: str) -> tuple[zipfile.ZipFile, list[str]]:
@@ -212,8 +229,9 @@ def _member_lines(archive: zipfile.ZipFile, member: str) -> Iterator[tuple[int, 
         yield number, raw.rstrip(b"\r")
 
 
-def read_brown(path: str | Path) -> Iterator[list[str]]:
-    """Sentences of the NLTK Brown corpus zip: words without their tags, quotes as ``"``.
+def brown_documents(path: str | Path) -> Iterator[Document]:
+    """Documents of the NLTK Brown corpus zip, one per file (``brown/ck01``: a 2,000-word text
+    sample): sentences of words without their tags, quotes as ``"``.
 
     Raises :class:`InputError` (``<zip>/<member>:<line>``) for a non-UTF-8 byte, a token that is
     not ``word/tag`` or a literal ``<S>``/``</S>`` word.
@@ -223,6 +241,7 @@ def read_brown(path: str | Path) -> Iterator[list[str]]:
     with archive:
         for member in members:
             where = path / member
+            sentences = []
             for number, raw in _member_lines(archive, member):
                 try:
                     line = raw.decode("utf-8")
@@ -237,7 +256,14 @@ def read_brown(path: str | Path) -> Iterator[list[str]]:
                     tokens.append(_BROWN_QUOTES.get(word, word))
                 if tokens:
                     check_no_boundary_tokens(where, tokens, number)
-                    yield tokens
+                    sentences.append(tokens)
+            if sentences:
+                yield member, sentences
+
+
+def read_brown(path: str | Path) -> Iterator[list[str]]:
+    """Sentences of the NLTK Brown corpus zip (see :func:`brown_documents`)."""
+    return _sentences(brown_documents(path))
 
 
 # Double-encoded characters in abc/rural.txt: UTF-8 bytes read as Latin-1 and re-encoded. The
@@ -258,9 +284,11 @@ def _decode_abc(raw: bytes) -> str:
     return html.unescape(text)
 
 
-def read_abc(path: str | Path) -> Iterator[list[str]]:
-    """Sentences of the NLTK ABC news zip (``abc/*.txt`` sorted), split and tokenized.
+def abc_documents(path: str | Path) -> Iterator[Document]:
+    """Documents of the NLTK ABC news zip (``abc/*.txt`` sorted), sentences split and tokenized.
 
+    A document is a block of lines between blank lines (a story, or a section of one under its
+    own subheading: the files mark nothing coarser), named ``<member>:<first line>``.
     Never fails on encoding (see the module docstring); raises :class:`InputError` only for a
     missing or invalid archive.
     """
@@ -268,19 +296,35 @@ def read_abc(path: str | Path) -> Iterator[list[str]]:
     archive, members = _zip_members(path, _ABC_MEMBER, "ABC text (abc/*.txt)")
     with archive:
         for member in members:
-            for _, raw in _member_lines(archive, member):
+            sentences: list[list[str]] = []
+            start = 0
+            for number, raw in _member_lines(archive, member):
+                if not raw.strip():
+                    if sentences:
+                        yield f"{member}:{start}", sentences
+                    sentences = []
+                    continue
                 for sentence in split_sentences(_decode_abc(raw)):
                     tokens = tokenize(sentence)
                     if tokens:
-                        yield tokens
+                        if not sentences:
+                            start = number
+                        sentences.append(tokens)
+            if sentences:
+                yield f"{member}:{start}", sentences
+
+
+def read_abc(path: str | Path) -> Iterator[list[str]]:
+    """Sentences of the NLTK ABC news zip (see :func:`abc_documents`)."""
+    return _sentences(abc_documents(path))
 
 
 # Source name -> (path in the mirror, reader). The dict order is the fixed concatenation order.
-SOURCES: dict[str, tuple[str, Callable[[Path], Iterator[list[str]]]]] = {
-    "lm1b_dev": (LM1B_DEV, read_lm1b),
-    "brown": (BROWN_ZIP, read_brown),
-    "abc": (ABC_ZIP, read_abc),
-    "lm1b_train": (LM1B_TRAIN_DIR, read_lm1b_shards),
+SOURCES: dict[str, tuple[str, Callable[[Path], Iterator[Document]]]] = {
+    "lm1b_dev": (LM1B_DEV, lm1b_documents),
+    "brown": (BROWN_ZIP, brown_documents),
+    "abc": (ABC_ZIP, abc_documents),
+    "lm1b_train": (LM1B_TRAIN_DIR, lm1b_shard_documents),
 }
 
 # Held-out text for perplexity (``lm_data.heldout``) -> path in the mirror.
@@ -290,16 +334,22 @@ HELDOUT = {
 }
 
 
-def read_source(mirror: str | Path, name: str) -> Iterator[list[str]]:
-    """Sentences of one named source (a key of :data:`SOURCES`) under the data mirror."""
+def read_source_documents(mirror: str | Path, name: str) -> Iterator[Document]:
+    """Documents of one named source (a key of :data:`SOURCES`) under the data mirror."""
     if name not in SOURCES:
         raise ValueError(f"unknown LM source {name!r}; known: {', '.join(SOURCES)}")
     relative, reader = SOURCES[name]
     return reader(Path(mirror) / relative)
 
 
+def read_source(mirror: str | Path, name: str) -> Iterator[list[str]]:
+    """Sentences of one named source (a key of :data:`SOURCES`) under the data mirror."""
+    return _sentences(read_source_documents(mirror, name))
+
+
 def build_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_tokens: int,
-                heldout: str = "lm1b_test_sections") -> tuple[list[list[str]], list[list[str]], dict]:
+                heldout: str = "lm1b_test_sections", exclude: EvalIndex | None = None
+                ) -> tuple[list[list[str]], list[list[str]], dict]:
     """The LM training text and the held-out perplexity sample. Deterministic.
 
     Args:
@@ -310,15 +360,20 @@ def build_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_to
         heldout_max_tokens: budget of the held-out sample in tokens, not counting ``</S>``; 0
             takes the whole held-out file.
         heldout: name from :data:`HELDOUT` of the held-out text.
+        exclude: evaluation sentences (:mod:`elmo_repro.data.contamination`); every training
+            document holding one of them at or above the index's length threshold is removed
+            whole (its other sentences are the context of an evaluation sentence).
 
     Returns:
         ``(train, heldout, stats)``. ``train`` and ``heldout`` are lists of sentences (token
         lists). The held-out sample is the longest prefix, in file order, of the sentences of
-        ``1b_benchmark.test.tokens`` that remain after skipping blank lines, every sentence whose
-        exact token sequence occurs in ``train`` and repeats of an already chosen sentence, with
+        ``1b_benchmark.test.tokens`` that remain after skipping blank lines, every sentence equal to
+        a training sentence (by :func:`~elmo_repro.data.contamination.sentence_key`, whatever
+        its length) and repeats of an already chosen sentence, with
         at most ``heldout_max_tokens`` tokens (it stops at the first sentence that would exceed
         the budget). ``stats``: ``sources`` (per source ``sentences``/``tokens``),
-        ``train_sentences``, ``train_tokens``, ``heldout_sentences``, ``heldout_tokens``,
+        ``removed_documents`` (per source: removed document id -> the evaluation splits it
+        overlaps), ``train_sentences``, ``train_tokens``, ``heldout_sentences``, ``heldout_tokens``,
         ``heldout_dropped_overlap`` (skipped as occurring in the training text) and
         ``heldout_dropped_duplicate``.
 
@@ -341,22 +396,28 @@ def build_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_to
 
     train: list[list[str]] = []
     per_source: dict[str, dict[str, int]] = {}
+    removed_documents: dict[str, dict[str, list[str]]] = {}
     for name in SOURCES:
         if name in requested:
-            sentences = list(read_source(mirror, name))
-            if not sentences:
+            documents = list(read_source_documents(mirror, name))
+            if not documents:
                 raise InputError(Path(mirror) / SOURCES[name][0],
                                  f"training source {name!r} has no sentences (empty file or archive members)")
+            if exclude is not None:
+                documents, removed = remove_documents(documents, exclude)
+                removed_documents[name] = {doc: sorted({o.split for o in overlaps})
+                                           for doc, overlaps in removed.items()}
+            sentences = [sentence for _, doc in documents for sentence in doc]
             per_source[name] = {"sentences": len(sentences), "tokens": sum(map(len, sentences))}
             train.extend(sentences)
 
-    in_train = {tuple(sentence) for sentence in train}
+    in_train = {key for key in map(sentence_key, train) if key}
     chosen: set[tuple[str, ...]] = set()
     sample: list[list[str]] = []
     n_tokens = dropped_overlap = dropped_duplicate = 0
     for tokens in read_lm1b(heldout_path):
         key = tuple(tokens)
-        if key in in_train:
+        if sentence_key(tokens) in in_train:
             dropped_overlap += 1
             continue
         if key in chosen:
@@ -374,6 +435,7 @@ def build_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_to
 
     stats = {
         "sources": per_source,
+        **({"removed_documents": removed_documents} if exclude is not None else {}),
         "train_sentences": len(train),
         "train_tokens": sum(s["tokens"] for s in per_source.values()),
         "heldout_sentences": len(sample),
