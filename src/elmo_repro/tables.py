@@ -27,10 +27,9 @@ def relative_error_reduction(baseline: float, improved: float) -> float:
 def welch_p(improved: list[float], baseline: list[float]) -> float | None:
     """Two-sided p-value of Welch's t-test between two sets of per-seed scores; None with fewer
     than two scores on a side or when both sides have no spread."""
-    if min(len(improved), len(baseline)) < 2:
+    if min(len(improved), len(baseline)) < 2 or (len(set(improved)) == 1 and len(set(baseline)) == 1):
         return None
-    p = float(ttest_ind(improved, baseline, equal_var=False).pvalue)
-    return None if p != p else p   # NaN: both sides constant
+    return float(ttest_ind(improved, baseline, equal_var=False).pvalue)
 
 
 def table1_rows(task_metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:

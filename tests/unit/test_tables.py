@@ -15,7 +15,9 @@ def test_welch_p_needs_two_seeds_and_spread():
     from elmo_repro.tables import welch_p
     assert welch_p([1.0], [2.0, 3.0]) is None
     assert welch_p([1.0, 1.0], [1.0, 1.0]) is None
-    assert welch_p([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]) == 1.0
+    # t = (2 - 3) / sqrt(1/3 + 1/3), df = 4 (equal variances and sizes)
+    from scipy.stats import t as student_t
+    assert math.isclose(welch_p([1.0, 2.0, 3.0], [2.0, 3.0, 4.0]), 2 * student_t.sf(1 / math.sqrt(2 / 3), 4))
 
 
 def test_rows_and_markdown():
