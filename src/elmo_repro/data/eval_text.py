@@ -42,12 +42,11 @@ import gzip
 import json
 import re
 import xml.etree.ElementTree as ElementTree
-import zipfile
 from pathlib import Path
 from typing import Callable, Iterator
 
 from ..io import InputError
-from .lm_corpus import split_sentences, tokenize
+from .lm_corpus import _zip_members, split_sentences, tokenize
 
 Sentence = tuple[str, list[str]]   # (location, tokens)
 
@@ -166,19 +165,12 @@ def read_wsd(path: Path) -> Iterator[Sentence]:
 
 
 _MRG_LEAF = re.compile(r"\(([^()\s]+) ([^()\s]+)\)")
+_MRG_MEMBER = re.compile(r"treebank/combined/wsj_\d+\.mrg")
 
 
 def read_ptb_sample(path: Path) -> Iterator[Sentence]:
-    if not path.is_file():
-        raise InputError(path, "evaluation file not found")
-    try:
-        archive = zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
-        raise InputError(path, "not a valid zip archive") from None
+    archive, members = _zip_members(path, _MRG_MEMBER, "PTB trees (treebank/combined/wsj_*.mrg)")
     with archive:
-        members = sorted(n for n in archive.namelist() if re.fullmatch(r"treebank/combined/wsj_\d+\.mrg", n))
-        if not members:
-            raise InputError(path, "no treebank/combined/wsj_*.mrg members")
         for member in members:
             text = _decode(f"{path}/{member}", archive.read(member))
             # A tree starts at a line opening with "(" at depth 0; each is one sentence.
