@@ -37,6 +37,7 @@ The file is written under a temporary name and renamed into place when complete.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -105,6 +106,19 @@ def embed_file(embedder: ElmoEmbedder, input_path: str | Path, output_path: str 
     return len(sentences)
 
 
+def _output_problem(source: Path, output: Path) -> str | None:
+    """Why ``output`` must not be written, or None: it is a directory, or it is the input file
+    itself (the same path, or the same file under another name or through a link)."""
+    if output.is_dir():
+        return f"output {output} is a directory; give the HDF5 file to write"
+    same = output.resolve() == source.resolve()
+    if not same and output.exists() and source.exists():
+        same = os.path.samefile(output, source)
+    if same:
+        return f"output {output} is the input file {source}: refusing to overwrite the text with HDF5"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m elmo_repro.embed",
@@ -132,11 +146,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--overlap", type=int, default=DEFAULT_OVERLAP,
                         help=f"context tokens on each side of a window (default {DEFAULT_OVERLAP})")
     parser.add_argument("--device", default="cpu", help="torch device (default cpu)")
+    parser.add_argument("--threads", type=int,
+                        help="torch intra-op threads (default: torch's choice, all cores; one thread "
+                             "is much faster when another process keeps the cores busy)")
     args = parser.parse_args(argv)
     try:
-        torch.device(args.device)
+        device = torch.device(args.device)
     except RuntimeError as err:
         parser.error(f"--device: {err}")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        parser.error(f"--device {args.device}: no CUDA device is available to this torch "
+                     f"({torch.__version__}); use --device cpu")
+    if args.threads is not None:
+        if args.threads < 1:
+            parser.error("--threads must be at least 1")
+        torch.set_num_threads(args.threads)
+    problem = _output_problem(Path(args.input), Path(args.output))
+    if problem:
+        parser.error(problem)
     if args.batch_size < 1:
         parser.error("--batch-size must be at least 1")
     if args.window is not None and not (args.overlap >= 0 and args.window > 2 * args.overlap):

@@ -330,3 +330,45 @@ def test_cli_on_real_text_with_the_released_fixture(tmp_path, fixture_model):
 def test_console_script_is_registered():
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
     assert scripts["elmo-embed"] == "elmo_repro.embed:main"
+
+
+def test_cli_refuses_to_overwrite_its_input_or_a_directory(tmp_path, model_dir, capsys):
+    """The output may not be the input (same path, another name for it, a hard link) nor a
+    directory: the text is left untouched and the error names both files."""
+    import os
+
+    src = tmp_path / "in.txt"
+    write_input(src, CLI_LINES)
+    before = src.read_bytes()
+    link = tmp_path / "link.txt"
+    os.link(src, link)
+    for output in (src, tmp_path / "." / "in.txt", link):
+        with pytest.raises(SystemExit) as exit_info:
+            main([str(src), str(output), "--model", str(model_dir)])
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err
+        assert "is the input file" in err and str(src) in err
+    assert src.read_bytes() == before
+    with pytest.raises(SystemExit):
+        main([str(src), str(tmp_path), "--model", str(model_dir)])
+    assert f"output {tmp_path} is a directory" in capsys.readouterr().err
+
+
+def test_cli_cuda_without_a_gpu_and_threads(tmp_path, model_dir, capsys, monkeypatch):
+    src, dst = tmp_path / "in.txt", tmp_path / "out.hdf5"
+    write_input(src, CLI_LINES)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit):
+        main([str(src), str(dst), "--model", str(model_dir), "--device", "cuda"])
+    err = capsys.readouterr().err
+    assert "--device cuda: no CUDA device is available" in err and "Traceback" not in err
+    with pytest.raises(SystemExit):
+        main([str(src), str(dst), "--model", str(model_dir), "--threads", "0"])
+    assert "--threads must be at least 1" in capsys.readouterr().err
+    threads = torch.get_num_threads()
+    try:
+        assert main([str(src), str(dst), "--model", str(model_dir), "--threads", "1"]) == 0
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(threads)
+    assert h5py.File(dst, "r")["sentence_to_index"].shape == (1,)
