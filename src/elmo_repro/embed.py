@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -54,8 +55,18 @@ FORMATS = ("all", "top", "average")
 
 
 def read_sentences(path: str | Path) -> list[str]:
-    """The lines of ``path`` (UTF-8, BOM and CRLF tolerated), stripped; InputError naming file:line."""
-    return [line.strip() for _, line in iter_lines(path)]
+    """The lines of ``path`` (UTF-8, BOM and CRLF tolerated), stripped; InputError naming file:line.
+
+    A carriage return that does not end a ``\r\n`` line (old Mac ``\r`` line endings) is an
+    error: read as text it would silently join many sentences into one.
+    """
+    lines = []
+    for number, line in iter_lines(path):
+        if "\r" in line:
+            raise InputError(path, "holds a carriage return that is not part of a \\r\\n line ending "
+                             "(old Mac \\r line endings?): convert the file to \\n line endings", line=number)
+        lines.append(line.strip())
+    return lines
 
 
 def select(layers: np.ndarray, output_format: str) -> np.ndarray:
@@ -168,6 +179,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--batch-size must be at least 1")
     if args.window is not None and not (args.overlap >= 0 and args.window > 2 * args.overlap):
         parser.error("--window must be larger than twice --overlap (and --overlap >= 0)")
+    # A scheduler's SIGTERM (or a closed terminal's SIGHUP) exits through Python's cleanup, so the
+    # atomic writer removes its temporary file instead of leaving it beside the output.
+    previous = {signum: signal.signal(signum, lambda number, frame: sys.exit(128 + number))
+                for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return _run(args)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         embedder = ElmoEmbedder(args.model, args.weight_file, device=args.device)
         n = embed_file(embedder, args.input, args.output, args.output_format or "all", args.batch_size,

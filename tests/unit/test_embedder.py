@@ -372,3 +372,34 @@ def test_cli_cuda_without_a_gpu_and_threads(tmp_path, model_dir, capsys, monkeyp
     finally:
         torch.set_num_threads(threads)
     assert h5py.File(dst, "r")["sentence_to_index"].shape == (1,)
+
+
+def test_cli_old_mac_line_endings_are_an_error(tmp_path, model_dir, capsys):
+    src, dst = tmp_path / "in.txt", tmp_path / "out.hdf5"
+    src.write_bytes(b"The cat sat .\rHello\rEU rejects it\r")
+    assert main([str(src), str(dst), "--model", str(model_dir)]) == 1
+    err = capsys.readouterr().err
+    assert f"{src}:1" in err and "old Mac" in err and "Traceback" not in err
+    assert not dst.exists() and not list(tmp_path.glob(".out.hdf5.*"))
+
+
+def test_cli_sigterm_leaves_nothing_behind(tmp_path, model_dir):
+    """A batch scheduler's SIGTERM mid-run: exit status 143, no output, no temporary file."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src, dst = tmp_path / "in.txt", tmp_path / "out.hdf5"
+    write_input(src, ["the cat sat on the mat in the sun"] * 50000, bom=False, crlf=False)
+    process = subprocess.Popen([sys.executable, "-m", "elmo_repro.embed", str(src), str(dst), "--model",
+                                str(model_dir), "--batch-size", "8", "--threads", "1"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(".out.hdf5.*")) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    assert list(tmp_path.glob(".out.hdf5.*")), "the run never started writing"
+    time.sleep(0.5)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 128 + signal.SIGTERM
+    assert not dst.exists() and not list(tmp_path.glob(".out.hdf5.*"))
