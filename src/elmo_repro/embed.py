@@ -130,6 +130,19 @@ def _output_problem(source: Path, output: Path) -> str | None:
     return None
 
 
+def _model_problem(model: Path, weight_file: Path | None) -> str | None:
+    """Why ``--model`` / ``--weight-file`` cannot be right, or None: a weight file that is a
+    directory, or the two given the wrong way round (weights as ``--model``, options as weights)."""
+    if weight_file is None:
+        return None
+    if weight_file.is_dir():
+        return f"--weight-file {weight_file} is a directory; give the .hdf5 or .pt weight file"
+    if weight_file.suffix == ".json" or model.suffix in (".hdf5", ".h5", ".pt"):
+        return (f"--model {model} and --weight-file {weight_file} look swapped: --model takes the options "
+                "file (or a model directory), --weight-file the .hdf5 or .pt weights")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m elmo_repro.embed",
@@ -172,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.threads < 1:
             parser.error("--threads must be at least 1")
         torch.set_num_threads(args.threads)
-    problem = _output_problem(Path(args.input), Path(args.output))
+    problem = (_output_problem(Path(args.input), Path(args.output))
+               or _model_problem(Path(args.model), Path(args.weight_file) if args.weight_file else None))
     if problem:
         parser.error(problem)
     if args.batch_size < 1:

@@ -403,3 +403,16 @@ def test_cli_sigterm_leaves_nothing_behind(tmp_path, model_dir):
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=60) == 128 + signal.SIGTERM
     assert not dst.exists() and not list(tmp_path.glob(".out.hdf5.*"))
+
+
+def test_cli_names_a_wrong_weight_file_or_swapped_arguments(tmp_path, model_dir, capsys):
+    src, dst = tmp_path / "in.txt", tmp_path / "out.hdf5"
+    write_input(src, CLI_LINES)
+    options, weights = model_dir / "options.json", model_dir / "weights.pt"
+    cases = [(["--model", str(options), "--weight-file", str(tmp_path)], f"--weight-file {tmp_path} is a directory"),
+             (["--model", str(weights), "--weight-file", str(options)], "look swapped")]
+    for args, problem in cases:
+        with pytest.raises(SystemExit):
+            main([str(src), str(dst), *args])
+        assert problem in capsys.readouterr().err
+    assert main([str(src), str(dst), "--model", str(options), "--weight-file", str(weights)]) == 0
