@@ -15,8 +15,7 @@ from pathlib import Path
 from elmo_repro.console import log
 from elmo_repro.data.contamination import check, find_overlaps, summarize
 from elmo_repro.data.eval_text import build_index
-from elmo_repro.data.text import iter_sentences
-from elmo_repro.io import atomic_open, write_json
+from elmo_repro.io import InputError, atomic_open, iter_lines, write_json
 from elmo_repro.params import load_params, mirror_path
 from elmo_repro.tracking import stage_run
 from stages import stage_args
@@ -30,26 +29,29 @@ METRICS = Path("results/metrics/contamination.json")
 OVERLAPS = Path("results/contamination/overlaps.tsv")
 
 
-def numbered(path: Path):
-    """``(file:line, tokens)`` of a one-sentence-per-line text."""
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.split():
-            yield f"{path}:{number}", line.split()
+def numbered(path: Path) -> list[tuple[str, list[str]]]:
+    """``(file:line, tokens)`` of a one-sentence-per-line text (blank lines skipped).
+
+    Raises:
+        InputError: a missing, non-UTF-8 or empty text (naming the file and line).
+    """
+    sentences = [(f"{path}:{number}", line.split()) for number, line in iter_lines(path) if line.split()]
+    if not sentences:
+        raise InputError(path, "no sentences (the file is empty or has only blank lines)")
+    return sentences
 
 
 def main(argv: list[str] | None = None) -> None:
     stage_args(__doc__, argv)
     params = load_params()
     with stage_run("check_contamination", params, SECTIONS) as run:
-        for path in [*TRAINING_TEXTS.values(), HELDOUT]:
-            next(iter_sentences(path))   # a missing, empty or non-UTF-8 text: InputError naming it
         index = build_index(mirror_path(params), params["contamination"],
                             extra={"lm_heldout_sample": numbered(HELDOUT)})
         overlaps, sizes = [], {}
         for name, path in TRAINING_TEXTS.items():
-            found = list(find_overlaps(name, numbered(path), index))
-            overlaps += found
-            sizes[name] = sum(1 for _ in numbered(path))
+            sentences = numbered(path)
+            overlaps += find_overlaps(name, sentences, index)
+            sizes[name] = len(sentences)
         report = summarize(overlaps, index, sizes)
         with atomic_open(OVERLAPS) as handle:
             handle.write("training_text\tlocation\teval_split\teval_location\teval_words\tcounted\n")

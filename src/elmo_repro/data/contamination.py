@@ -129,21 +129,24 @@ def remove_documents(documents: Iterable[tuple[str, list[list[str]]]], index: Ev
 
 
 def summarize(overlaps: Iterable[Overlap], index: EvalIndex, texts: dict[str, int]) -> dict:
-    """The report: per training text and split, counted and uncounted overlaps (pairs), the
-    number of distinct evaluation sentences hit, and every overlap's location.
+    """The report: per training text and split, counted and uncounted overlaps (pairs) and the
+    number of distinct evaluation sentences hit (locations go to the stage's overlaps.tsv).
 
     Args:
         texts: ``{training text name: number of sentences}``.
     """
     overlaps = list(overlaps)
-    table: dict[str, dict[str, dict[str, int]]] = {}
-    for text in texts:
-        table[text] = {}
-        for split in index.sentences:
-            pairs = [o for o in overlaps if o.text == text and o.split == split]
-            counted = [o for o in pairs if o.counted]
-            table[text][split] = {"counted": len(counted), "below_threshold": len(pairs) - len(counted),
-                                  "eval_sentences_hit": len({o.eval_location for o in counted})}
+    table = {text: {split: {"counted": 0, "below_threshold": 0, "eval_sentences_hit": 0}
+                    for split in index.sentences} for text in texts}
+    hit: dict[tuple[str, str], set[str]] = {}
+    for o in overlaps:
+        cell = table[o.text][o.split]
+        if o.counted:
+            cell["counted"] += 1
+            hit.setdefault((o.text, o.split), set()).add(o.eval_location)
+            cell["eval_sentences_hit"] = len(hit[(o.text, o.split)])
+        else:
+            cell["below_threshold"] += 1
     return {
         "min_words": index.min_words,
         "training_texts": texts,

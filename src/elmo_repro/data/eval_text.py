@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from ..io import InputError
+from .contamination import EvalIndex
 from .lm_corpus import _zip_members, split_sentences, tokenize
 
 Sentence = tuple[str, list[str]]   # (location, tokens)
@@ -234,11 +235,10 @@ def read_split(mirror: str | Path, name: str) -> Iterator[Sentence]:
     return SPLITS[name](Path(mirror))
 
 
-def build_index(mirror: str | Path, config: dict, extra: dict[str, Iterator[Sentence]] | None = None):
+def build_index(mirror: str | Path, config: dict, extra: dict[str, Iterator[Sentence]] | None = None) -> EvalIndex:
     """The :class:`~elmo_repro.data.contamination.EvalIndex` of the ``contamination`` params
     section (``splits``: names from :data:`SPLITS`; ``min_words``: the length threshold), plus
     ``extra`` splits read elsewhere (e.g. the LM held-out sample)."""
-    from .contamination import EvalIndex
     splits = list(config["splits"])
     unknown = sorted(set(splits) - set(SPLITS))
     if unknown or len(set(splits)) != len(splits):
