@@ -1,30 +1,36 @@
 # The same DAG as dvc.yaml, for clusters: every rule is generated from workflow/registry.py, the
 # single source of truth, so the two cannot drift (tests/workflow/test_snakemake.py compares them).
+# A run family (train_<task>, train_<task>_elmo) becomes one rule per run in params.yaml's `runs`,
+# named <family>@<run id> like DVC's foreach stages, so adding a seed adds one job.
 #   snakemake --cores 2            # run the pipeline (params.yaml's profile)
 #   snakemake -n --forceall        # list every job
 #   snakemake --profile workflow/profiles/slurm   # on a SLURM cluster (resources from the registry)
 # DVC-only features: persistent outputs (biLM checkpoints) are not declared here; the pretraining
 # stage resumes from models/bilm_checkpoints by itself either way.
-from workflow.registry import STAGES, snakemake_inputs
+from elmo_repro.params import lookup
+from workflow.registry import PARAMS_CHECK, expand, is_directory, snakemake_inputs
 
 configfile: "params.yaml"
+
+STAGES = expand(config)
 
 rule all:
     default_target: True
     input:
-        [out for stage in STAGES for out in [*stage.outs, *stage.committed]]
-        + [m for stage in STAGES for m in stage.metrics],
+        [out for stage in STAGES for out in stage.all_outs if out not in stage.persist]
 
 
 for stage in STAGES:
 
     rule:
         name: stage.name
-        input: snakemake_inputs(stage, config)
-        output: [directory(out) for out in [*stage.outs, *stage.committed]] + stage.metrics
+        # ancient(): the params check's report is rewritten on every params edit but never changes,
+        # so its new mtime must not re-run everything (DVC compares its hash instead)
+        input: [ancient(i) if i == PARAMS_CHECK else i for i in snakemake_inputs(stage, STAGES, config)]
+        output: [directory(out) if is_directory(out) else out for out in stage.all_outs if out not in stage.persist]
         # the command is a param: a `shell:` expression is evaluated when the job runs, after the
         # loop has moved on, so `shell: stage.cmd` would run the last stage's command for every rule
-        params: cmd=stage.cmd, **{section: config.get(section) for section in stage.params}
+        params: cmd=stage.cmd, values={name: config if name.endswith(":") else lookup(config, name) for name in stage.params}
         threads: stage.threads
         resources: **stage.resources
         shell: "{params.cmd}"

@@ -1,7 +1,13 @@
-"""Switch profiles: ``python -m workflow.profile {tiny,smoke}`` renders ``params.yaml``.
+"""Switch profiles: ``python -m workflow.profile {tiny,smoke,paper}`` renders ``params.yaml``.
 
-A profile is ``workflow/profiles/base.yaml`` deep-merged with ``workflow/profiles/<name>.yaml``.
-``params.yaml`` is the only file DVC and the stages read; the committed one is the ``tiny`` profile.
+A profile is ``workflow/profiles/base.yaml`` deep-merged with ``workflow/profiles/<name>.yaml``,
+plus the ``runs`` section: the union of the runs the tables list (``tables.*.runs``), each with its
+ELMo spec written out (:func:`elmo_repro.experiments.specs.render_runs`), which DVC's ``foreach``
+stages and the Snakefile expand into one job per run. ``params.yaml`` is the only file DVC and the
+stages read; the committed one is the ``tiny`` profile.
+
+After editing ``tables`` or ``elmo_specs`` in ``params.yaml`` by hand, ``python -m workflow.profile
+--refresh`` re-renders its ``runs`` (the stages refuse a stale one).
 """
 
 from __future__ import annotations
@@ -12,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from elmo_repro.experiments.specs import render_runs
+from elmo_repro.params import load_params
 
 PROFILES = Path(__file__).resolve().parent / "profiles"
 HEADER = ("# Rendered by `python -m workflow.profile {name}` from workflow/profiles/.\n"
@@ -39,7 +48,13 @@ def render(name: str) -> dict[str, Any]:
         raise ValueError(f"unknown profile {name!r}; available: {', '.join(available())}")
     base = yaml.safe_load((PROFILES / "base.yaml").read_text(encoding="utf-8"))
     override = yaml.safe_load((PROFILES / f"{name}.yaml").read_text(encoding="utf-8")) or {}
-    return {"profile": name, **deep_merge(base, override)}
+    return with_runs({"profile": name, **deep_merge(base, override)})
+
+
+def with_runs(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with its ``runs`` section (re-)rendered from ``tables`` and ``elmo_specs``, last."""
+    rest = {k: v for k, v in params.items() if k != "runs"}
+    return {**rest, "runs": render_runs(params.get("tables", {}), params.get("elmo_specs", {}))}
 
 
 def dump(params: dict[str, Any], name: str) -> str:
@@ -49,9 +64,20 @@ def dump(params: dict[str, Any], name: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("name", choices=available())
+    parser.add_argument("name", nargs="?", choices=available())
+    parser.add_argument("--refresh", action="store_true",
+                        help="re-render the runs of the existing params.yaml (after editing tables/elmo_specs)")
     parser.add_argument("--output", default="params.yaml")
     args = parser.parse_args(argv)
+    if args.refresh == (args.name is not None):
+        parser.error("give a profile name or --refresh")
+    if args.refresh:
+        params = with_runs(load_params(args.output, validate=False))
+        name = str(params.get("profile", "custom"))
+        Path(args.output).write_text(dump(params, name), encoding="utf-8")
+        print(f"{args.output}: runs re-rendered ({sum(map(len, params['runs'].values()))} runs)",
+              file=sys.stderr)
+        return 0
     Path(args.output).write_text(dump(render(args.name), args.name), encoding="utf-8")
     print(f"params.yaml now holds the {args.name!r} profile", file=sys.stderr)
     return 0

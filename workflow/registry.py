@@ -11,45 +11,60 @@ Data flows one way: raw text -> vocabulary -> biLM -> perplexity / features -> t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 # The one project import here: the mirror paths of the evaluation splits are declared beside their
 # readers (a plain constant, so rendering dvc.yaml needs no third-party package).
 from elmo_repro.data.eval_text import SPLIT_PATHS as EVAL_SPLIT_PATHS
+from elmo_repro.experiments.specs import family
+
+from .imports import code_deps
 
 MIRROR = "${data.mirror}"
 BILM = "${bilm_source.path}"  # models/bilm (trained here) or a directory with released ELMo weights
 PKG = "src/elmo_repro"
 
-# Library code each group of stages depends on; editing it marks those stages stale. A test
-# (tests/workflow/test_registry.py) checks that every project file a stage imports is covered.
-COMMON_CODE = ["stages/__init__.py", f"{PKG}/io.py", f"{PKG}/params.py"]  # every stage reads/writes through them
-CHARS_CODE = [f"{PKG}/data/character_ids.py"]
-BILM_CODE = [f"{PKG}/bilm", *CHARS_CODE, f"{PKG}/data/vocabulary.py", f"{PKG}/data/lm_batches.py",
-             f"{PKG}/data/prefetch.py"]   # the bilm package and what it imports
-TEXT_CODE = [f"{PKG}/data/text.py"]
+# Code dependencies come from one import scan (workflow/imports.py): a stage depends on every
+# project file its module imports, transitively. Left out: modules that cannot change an output
+# (log lines, progress, MLflow records) and the params schema, which only refuses bad params
+# before a stage starts (params.py imports it by name, so the scan does not see it).
+NOT_OUTPUT_CODE = [f"{PKG}/console.py", f"{PKG}/tracking.py"]
 # The evaluation splits every training text is checked against (contamination.splits reads them).
-EVAL_TEXT = [f"{PKG}/data/eval_text.py", f"{PKG}/data/contamination.py", f"{PKG}/data/lm_corpus.py",
-             *(f"{MIRROR}/{path}" for path in EVAL_SPLIT_PATHS)]
+EVAL_MIRROR = [f"{MIRROR}/{path}" for path in EVAL_SPLIT_PATHS]
 # Training stages depend on the contamination report: they never run on a text that failed it.
 CONTAMINATION_REPORT = "results/metrics/contamination.json"
-# Imported by every stage but without effect on any output (log lines, progress, MLflow records),
-# so not dependencies: editing them re-runs nothing.
-LOGGING_CODE = [f"{PKG}/console.py", f"{PKG}/tracking.py"]
+RUNS_DIR = "results/runs"
+# Every stage depends on the params check, so a bad params.yaml fails before any other stage runs
+# (and before DVC deletes the outputs of the stages an edit made stale). Its report never changes.
+PARAMS_CHECK = "results/params_check.json"
+WHOLE_FILE = "params.yaml:"      # DVC: a params entry without keys tracks every key of the file
+
+# The data each task's runs read: prepared examples and the cached biLM layers (issue: a task's
+# features are extracted once per biLM its runs use; today the base biLM).
+TASK_DATA = {"ner": {"data": "data/conll2003", "features": "data/features/conll2003"}}
 
 
 @dataclass(frozen=True)
 class Stage:
-    """One pipeline stage. ``module`` is run as ``python -m stages.<module>`` from the repo root."""
+    """One pipeline stage, or with ``foreach`` a family of stages (one per run).
+
+    ``module`` is run as ``python -m stages.<module>`` from the repo root. In a family, ``${key}``
+    in the args, params and outputs stands for the run id; DVC expands it (``foreach``) and
+    :func:`expand` does the same for Snakemake, so both name the stage ``<family>@<run id>``.
+    """
 
     name: str
     module: str
-    deps: list[str]
+    deps: list[str]                                         # data and other non-code inputs
     params: list[str]
-    outs: list[str] = field(default_factory=list)           # directories, cached by DVC
-    committed: list[str] = field(default_factory=list)      # directories kept in git (cache: false)
+    code: list[str] = field(default_factory=list)           # extra entry points (imported by name)
+    args: str = ""                                          # extra command-line arguments
+    foreach: str | None = None                              # params path of {run id: run spec}
+    outs: list[str] = field(default_factory=list)           # cached by DVC
+    committed: list[str] = field(default_factory=list)      # kept in git (cache: false)
     metrics: list[str] = field(default_factory=list)        # JSON files, not cached by DVC
+    plots: list[str] = field(default_factory=list)          # CSV files, not cached by DVC
     persist: list[str] = field(default_factory=list)  # outputs DVC must not delete (checkpoints)
     threads: int = 2  # pinned: torch's float reductions depend on it (Snakemake reserves as many)
     # Cluster resources for Snakemake (SLURM profile workflow/profiles/slurm), sized for the paper
@@ -58,18 +73,74 @@ class Stage:
 
     @property
     def cmd(self) -> str:
-        return f"python -m stages.{self.module} --threads {self.threads}"
+        return f"python -m stages.{self.module} --threads {self.threads}" + (f" {self.args}" if self.args else "")
+
+    @property
+    def code_deps(self) -> list[str]:
+        return code_deps(f"stages/{self.module}.py", *self.code, exclude=NOT_OUTPUT_CODE)
 
     @property
     def all_deps(self) -> list[str]:
-        return [f"stages/{self.module}.py", *COMMON_CODE, *self.deps]
+        guard = [] if self.name == "check_params" else [PARAMS_CHECK]
+        return [*self.code_deps, *self.deps, *guard]
+
+    @property
+    def all_outs(self) -> list[str]:
+        return [*self.outs, *self.committed, *self.metrics, *self.plots, *self.persist]
+
+
+def run_family(task: str, with_elmo: bool) -> Stage:
+    """The stages of a task's runs without ELMo (``train_<task>``) or on cached layers (``..._elmo``)."""
+    name = family(task, with_elmo)
+    out = f"{RUNS_DIR}/${{key}}"
+    return Stage(
+        name=name,
+        module="train_run",
+        args="--run ${key}",
+        foreach=f"runs.{name}",
+        code=[f"elmo_repro.tasks.{task}"],
+        deps=[TASK_DATA[task]["data"], "data/vectors",
+              *([TASK_DATA[task]["features"]] if with_elmo else [])],
+        params=[f"runs.{name}.${{key}}", f"tasks.{task}"],
+        outs=[f"{out}/model.pt", f"{out}/predictions.json"],
+        committed=[f"{out}/spec.json", f"{out}/scalar_mix.json"],
+        metrics=[f"{out}/metrics.json"],
+        plots=[f"{out}/history.csv"],
+        resources={"gpu": 1, "mem_mb": 32000, "runtime": 240},
+    )
+
+
+def floor_stage(task: str) -> Stage:
+    """The task's trivial baseline, scored like its runs (``results/runs/<task>-floor``)."""
+    return Stage(
+        name=f"floor_{task}",
+        module="floor",
+        args=f"--task {task}",
+        code=[f"elmo_repro.tasks.{task}"],
+        deps=[TASK_DATA[task]["data"]],
+        params=[],
+        outs=[f"{RUNS_DIR}/{task}-floor/predictions.json"],
+        metrics=[f"{RUNS_DIR}/{task}-floor/metrics.json"],
+        threads=1,
+        resources={"mem_mb": 4000, "runtime": 10},
+    )
 
 
 STAGES: list[Stage] = [
     Stage(
+        name="check_params",
+        module="check_params",
+        code=["elmo_repro.schema"],       # what it runs (the other stages do not depend on it)
+        deps=[],
+        params=[WHOLE_FILE],
+        committed=[PARAMS_CHECK],
+        threads=1,
+        resources={"mem_mb": 1000, "runtime": 5},
+    ),
+    Stage(
         name="prepare_lm",
         module="prepare_lm",
-        deps=[*EVAL_TEXT, *TEXT_CODE, *CHARS_CODE, f"{MIRROR}/lm1b_heldout_subset",
+        deps=[*EVAL_MIRROR, f"{MIRROR}/lm1b_heldout_subset",
               f"{MIRROR}/lm_supplement_nltk/corpora"],
         params=["data", "lm_data", "contamination"],
         outs=["data/lm"],
@@ -80,7 +151,7 @@ STAGES: list[Stage] = [
     Stage(
         name="check_contamination",
         module="check_contamination",
-        deps=[*EVAL_TEXT, *TEXT_CODE, *CHARS_CODE, "data/lm/train.txt", "data/lm/heldout.txt"],
+        deps=[*EVAL_MIRROR, "data/lm/train.txt", "data/lm/heldout.txt"],
         params=["data", "contamination"],
         committed=["results/contamination"],
         metrics=["results/metrics/contamination.json"],
@@ -90,7 +161,7 @@ STAGES: list[Stage] = [
     Stage(
         name="vocab",
         module="vocab",
-        deps=[f"{PKG}/data/vocabulary.py", *CHARS_CODE, *TEXT_CODE, "data/lm/train.txt"],
+        deps=["data/lm/train.txt"],
         params=["vocab"],
         outs=["data/vocab"],
         threads=1,
@@ -99,7 +170,7 @@ STAGES: list[Stage] = [
     Stage(
         name="pretrain_bilm",
         module="pretrain_bilm",
-        deps=[*BILM_CODE, *TEXT_CODE, "data/lm/train.txt", "data/vocab", CONTAMINATION_REPORT],
+        deps=["data/lm/train.txt", "data/vocab", CONTAMINATION_REPORT],
         params=["bilm", "pretrain"],
         outs=["models/bilm"],
         persist=["models/bilm_checkpoints"],
@@ -109,7 +180,7 @@ STAGES: list[Stage] = [
     Stage(
         name="perplexity",
         module="perplexity",
-        deps=[*BILM_CODE, *TEXT_CODE, "data/lm/heldout.txt", "data/vocab", "models/bilm"],
+        deps=["data/lm/heldout.txt", "data/vocab", "models/bilm"],
         params=["perplexity"],
         metrics=["results/metrics/perplexity.json"],
         resources={"gpu": 1, "mem_mb": 32000, "runtime": 120},
@@ -117,7 +188,7 @@ STAGES: list[Stage] = [
     Stage(
         name="prepare_conll2003",
         module="prepare_conll2003",
-        deps=[f"{PKG}/data/conll.py", f"{MIRROR}/conll2003/eng.train",
+        deps=[f"{MIRROR}/conll2003/eng.train",
               f"{MIRROR}/conll2003/eng.testa", f"{MIRROR}/conll2003/eng.testb"],
         params=["data"],
         outs=["data/conll2003"],
@@ -127,8 +198,7 @@ STAGES: list[Stage] = [
     Stage(
         name="features_conll2003",
         module="extract_features",
-        deps=[*BILM_CODE, f"{PKG}/elmo/features.py", f"{PKG}/elmo/embedder.py", f"{PKG}/elmo/scalar_mix.py",
-              f"{PKG}/data/conll.py", BILM, "data/conll2003"],
+        deps=[BILM, "data/conll2003"],
         params=["features", "bilm_source"],
         outs=["data/features/conll2003"],
         resources={"gpu": 1, "mem_mb": 32000, "runtime": 240},
@@ -136,28 +206,18 @@ STAGES: list[Stage] = [
     Stage(
         name="word_vectors",
         module="word_vectors",
-        deps=[f"{PKG}/vectors.py", "data/lm/train.txt", CONTAMINATION_REPORT],
+        deps=["data/lm/train.txt", CONTAMINATION_REPORT],
         params=["word_vectors"],
         outs=["data/vectors"],
         threads=1,  # gensim with one worker: bit-identical vectors
         resources={"mem_mb": 16000, "runtime": 240},
     ),
-    Stage(
-        name="train_ner",
-        module="train_ner",
-        deps=[f"{PKG}/tasks/ner.py", f"{PKG}/tasks/crf.py", f"{PKG}/tasks/char_cnn.py",
-              f"{PKG}/data/conll.py", f"{PKG}/elmo/scalar_mix.py", f"{PKG}/elmo/features.py",
-              *CHARS_CODE, f"{PKG}/metrics/span_f1.py", f"{PKG}/vectors.py",
-              "data/conll2003", "data/features/conll2003", "data/vectors"],
-        params=["ner"],
-        metrics=["results/metrics/ner.json"],
-        resources={"gpu": 1, "mem_mb": 32000, "runtime": 720},
-    ),
+    *(stage for task in TASK_DATA for stage in (floor_stage(task), run_family(task, False),
+                                                run_family(task, True))),
     Stage(
         name="tables",
         module="tables",
-        deps=[f"{PKG}/tables.py", f"{PKG}/paper.py", "results/metrics/ner.json",
-              "results/metrics/perplexity.json"],
+        deps=["paper", RUNS_DIR, "results/metrics/perplexity.json"],
         params=["tables"],
         committed=["results/tables"],
         threads=1,
@@ -176,15 +236,43 @@ def resolve(path: str, params: dict) -> str:
     return re.sub(r"\$\{([\w.]+)\}", lookup, path)
 
 
-def snakemake_inputs(stage: Stage, params: dict) -> list[str]:
-    """The stage's deps as Snakemake inputs: ``${...}`` references resolved from the params, and a
-    file inside another stage's output directory replaced by that directory (Snakemake matches
-    outputs exactly)."""
-    produced = [out for other in STAGES for out in [*other.outs, *other.committed]]
-    inputs = []
+def expand(params: dict) -> list[Stage]:
+    """The concrete stages for Snakemake: each family once per run in ``params`` (named
+    ``<family>@<run id>``, as DVC names its ``foreach`` stages), the other stages as they are."""
+    concrete = []
+    for stage in STAGES:
+        if stage.foreach is None:
+            concrete.append(stage)
+            continue
+        section: Any = params
+        for key in stage.foreach.split("."):
+            section = section.get(key, {}) if isinstance(section, dict) else {}
+        for run in section:
+            def sub(text: str, run: str = run) -> str:
+                return text.replace("${key}", run)
+            concrete.append(replace(
+                stage, name=f"{stage.name}@{run}", foreach=None, args=sub(stage.args),
+                params=[sub(p) for p in stage.params], outs=[sub(o) for o in stage.outs],
+                committed=[sub(o) for o in stage.committed], metrics=[sub(o) for o in stage.metrics],
+                plots=[sub(o) for o in stage.plots]))
+    return concrete
+
+
+def is_directory(out: str) -> bool:
+    """Outputs are files when their name has a suffix (``metrics.json``), else directories."""
+    return "." not in out.rsplit("/", 1)[-1]
+
+
+def snakemake_inputs(stage: Stage, concrete: list[Stage], params: dict) -> list[str]:
+    """The stage's deps as Snakemake inputs: ``${...}`` references resolved from the params; a
+    file inside another stage's output directory replaced by that directory, and a directory that
+    holds other stages' outputs (``results/runs``) by those outputs (Snakemake matches outputs
+    exactly)."""
+    produced = [out for other in concrete for out in other.all_outs if other.name != stage.name]
+    inputs: list[str] = []
     for dep in stage.all_deps:
         dep = resolve(dep, params)
-        dep = next((out for out in produced if dep.startswith(out + "/")), dep)
-        if dep not in inputs:
-            inputs.append(dep)
+        inside = [out for out in produced if out.startswith(dep + "/")]
+        candidates = inside or [next((out for out in produced if dep.startswith(out + "/")), dep)]
+        inputs += [c for c in candidates if c not in inputs]
     return inputs

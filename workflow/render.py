@@ -21,14 +21,18 @@ def render_dvc() -> str:
     for stage in STAGES:
         entry: dict = {"cmd": stage.cmd, "deps": stage.all_deps}
         if stage.params:
-            entry["params"] = stage.params
+            # "params.yaml:" (the whole file) is written as DVC's `- params.yaml:` with no keys
+            entry["params"] = [{p[:-1]: None} if p.endswith(":") else p for p in stage.params]
         outs = (list(stage.outs) + [{path: {"cache": False}} for path in stage.committed]
                 + [{path: {"persist": True}} for path in stage.persist])
         if outs:
             entry["outs"] = outs
         if stage.metrics:
             entry["metrics"] = [{path: {"cache": False}} for path in stage.metrics]
-        stages[stage.name] = entry
+        if stage.plots:
+            entry["plots"] = [{path: {"cache": False}} for path in stage.plots]
+        # A family is one DVC stage per run: foreach over the rendered runs, ${key} = run id.
+        stages[stage.name] = {"foreach": f"${{{stage.foreach}}}", "do": entry} if stage.foreach else entry
     return HEADER + yaml.safe_dump({"stages": stages}, sort_keys=False, width=100)
 
 

@@ -8,6 +8,7 @@ stages whose sections changed.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -19,12 +20,13 @@ from .io import InputError, read_text
 PARAMS_FILE = Path("params.yaml")
 
 
-def load_params(path: str | Path = PARAMS_FILE) -> dict[str, Any]:
-    """Load the whole parameter file (UTF-8) as a dict.
+def load_params(path: str | Path = PARAMS_FILE, validate: bool = True) -> dict[str, Any]:
+    """Load the whole parameter file (UTF-8) as a dict; with ``validate``, check it against the
+    schema (:mod:`elmo_repro.schema`) before any stage work starts.
 
     Raises:
-        InputError: the file is missing, is not valid UTF-8 or YAML (with the line), or does not
-            hold a mapping.
+        InputError: the file is missing, is not valid UTF-8 or YAML (with the line), does not
+            hold a mapping, or (``validate``) breaks the schema (naming the key path).
     """
     path = Path(path)
     if not path.exists():
@@ -38,12 +40,27 @@ def load_params(path: str | Path = PARAMS_FILE) -> dict[str, Any]:
                          line=mark.line + 1 if mark is not None else None) from None
     if not isinstance(params, dict):
         raise InputError(path, f"expected a mapping of sections, got {type(params).__name__}")
+    if validate:
+        # Imported by name: the schema only refuses bad params before a stage starts and cannot
+        # change an output, so it must not be a code dependency of every stage (workflow/imports.py
+        # does not see an import built at run time). pydantic only: no torch.
+        importlib.import_module(f"{__package__}.schema").validate_params(params, path)
     return params
 
 
+def lookup(params: dict[str, Any], dotted: str) -> Any:
+    """The value at a dotted key path (``tasks.ner``, ``runs.train_ner.ner-none-s0``); None if absent."""
+    value: Any = params
+    for key in dotted.split("."):
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return value
+
+
 def section_hash(params: dict[str, Any], sections: list[str]) -> str:
-    """A short, stable hash of the given sections (the value recorded on MLflow runs)."""
-    blob = json.dumps({name: params.get(name) for name in sections}, sort_keys=True)
+    """A short, stable hash of the given sections or dotted key paths (recorded on MLflow runs)."""
+    blob = json.dumps({name: lookup(params, name) for name in sections}, sort_keys=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
 

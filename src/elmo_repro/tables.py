@@ -1,22 +1,68 @@
-"""The paper's Table 1 in our numbers: task, the paper's previous SOTA, baseline and +ELMo, and
-ours (baseline, +ELMo as mean ± std over seeds, absolute increase, relative error reduction),
-followed by the held-out perplexity of our biLM beside the unigram baseline.
+"""Table 1 as a view over runs: the paper's six rows beside ours (floor, baseline, +ELMo and the
+char-layer control, each mean ± sample std over seeds), then the biLM's held-out perplexity.
 
-Relative error reduction = (ELMo − baseline) / (100 − baseline), as in the paper's Table 1.
-Whether a gain is more than seed noise: Welch's two-sided t-test of the +ELMo against the baseline
-test scores over seeds (scipy ``ttest_ind(equal_var=False)``; needs two seeds or more).
+A table reads ``results/runs/<run id>/{spec,metrics}.json`` and the paper's numbers
+(``paper/table1.csv``); it never trains, and aggregation over seeds happens only here.
+
+* Relative increase = error reduction (+ELMo − baseline) / (100 − baseline), as the paper's Table 1.
+* Whether a difference is more than seed noise: Welch's two-sided t-test over the per-seed test
+  scores (scipy ``ttest_ind(equal_var=False)``; needs two seeds or more a side): +ELMo against the
+  baseline, and +ELMo against the char-layer control (is the gain from context?).
+* A run whose best dev epoch is its last was still improving when training stopped: its score is
+  marked † (more epochs might change the comparison).
 """
 
 from __future__ import annotations
 
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import mean, stdev
 from typing import Any
 
 import pandas as pd
 from scipy.stats import ttest_ind
 
-from .paper import PAPER_PERPLEXITY, PREVIOUS_SOTA_STD, TABLE1
+from .experiments.specs import NO_ELMO, TASK_INFO
+from .io import InputError, read_json, read_text
 
-TASK_METRICS = {"ner": "NER"}  # metrics-file task name -> Table 1 row
+STILL_LEARNING = "†"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished run as the tables see it."""
+
+    id: str
+    spec: dict[str, Any]
+    metrics: dict[str, float]
+
+    @property
+    def still_learning(self) -> bool:
+        return self.metrics.get("best_epoch") == self.metrics.get("epochs")
+
+
+def load_runs(runs_dir: str | Path) -> tuple[list[Run], dict[str, dict[str, float]]]:
+    """Every run under ``runs_dir`` (folders with ``spec.json`` and ``metrics.json``) and every
+    task's floor (``<task>-floor/metrics.json``), by task.
+
+    Raises:
+        InputError: a run folder without its metrics (an interrupted or foreign folder).
+    """
+    runs, floors = [], {}
+    for folder in sorted(Path(runs_dir).iterdir()) if Path(runs_dir).is_dir() else []:
+        if folder.name.endswith("-floor"):
+            floors[folder.name.removesuffix("-floor")] = read_json(folder / "metrics.json")
+        elif (folder / "spec.json").is_file():
+            if not (folder / "metrics.json").is_file():
+                raise InputError(folder / "metrics.json", "run has a spec but no metrics")
+            runs.append(Run(folder.name, read_json(folder / "spec.json"), read_json(folder / "metrics.json")))
+    return runs, floors
+
+
+def read_paper_table(path: str | Path) -> list[dict[str, str]]:
+    """The paper's rows from a CSV (strings, as printed)."""
+    return list(csv.DictReader(read_text(path).splitlines()))
 
 
 def relative_error_reduction(baseline: float, improved: float) -> float:
@@ -32,64 +78,113 @@ def welch_p(improved: list[float], baseline: list[float]) -> float | None:
     return float(ttest_ind(improved, baseline, equal_var=False).pvalue)
 
 
-def table1_rows(task_metrics: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per task with results; each value is a number (JSON) or None."""
+def _group(runs: list[Run], task: str, elmo_name: str | None, seeds: list[int], metric: str
+           ) -> dict[str, Any] | None:
+    """Mean, sample std (0 for one seed) and per-seed test scores of a task's runs with one ELMo
+    spec on the full training set; None when none of the table's seeds has run."""
+    if elmo_name is None:
+        return None
+    chosen = sorted((r for r in runs if r.spec["task"] == task and r.spec["elmo_name"] == elmo_name
+                     and r.spec["train_fraction"] == 1.0 and r.spec["seed"] in seeds),
+                    key=lambda r: r.spec["seed"])
+    if not chosen:
+        return None
+    scores = [r.metrics[f"test_{metric}"] for r in chosen]
+    return {"mean": mean(scores), "std": stdev(scores) if len(scores) > 1 else 0.0,
+            "dev_mean": mean(r.metrics[f"dev_{metric}"] for r in chosen),
+            "per_seed": {r.spec["seed"]: s for r, s in zip(chosen, scores)},
+            "still_learning": [r.spec["seed"] for r in chosen if r.still_learning],
+            "runs": [r.id for r in chosen]}
+
+
+def table1_rows(paper: list[dict[str, str]], runs: list[Run], floors: dict[str, dict[str, float]],
+                spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per paper row, in the paper's order; our values are None where no run exists.
+
+    Args:
+        paper: rows of ``paper/table1.csv``.
+        runs, floors: from :func:`load_runs`.
+        spec: ``tables.table1`` (``runs.seeds``, ``elmo``, ``control``).
+    """
+    seeds = spec["runs"]["seeds"]
     rows = []
-    for metrics in task_metrics:
-        name = TASK_METRICS[metrics["task"]]
-        metric, sota_system, sota, paper_base, paper_elmo, paper_std, paper_abs, paper_rel = TABLE1[name]
-        base, elmo = metrics["variants"]["baseline"], metrics["variants"]["elmo"]
-        increase = elmo["test_f1_mean"] - base["test_f1_mean"]
-        base_scores = [r["test_f1"] for r in base["runs"]]
-        elmo_scores = [r["test_f1"] for r in elmo["runs"]]
-        rows.append({
-            "task": name, "metric": metric, "dataset": metrics["dataset"],
-            "paper_previous_sota_system": sota_system, "paper_previous_sota": sota,
-            "paper_previous_sota_std": PREVIOUS_SOTA_STD.get(name),
-            "paper_baseline": paper_base, "paper_elmo": paper_elmo, "paper_elmo_std": paper_std,
-            "paper_increase_absolute": paper_abs, "paper_increase_relative": paper_rel,
-            "baseline_mean": base["test_f1_mean"], "baseline_std": base["test_f1_std"],
-            "elmo_mean": elmo["test_f1_mean"], "elmo_std": elmo["test_f1_std"],
-            "increase_absolute": increase,
-            "increase_relative": relative_error_reduction(base["test_f1_mean"], elmo["test_f1_mean"]),
-            "welch_p": welch_p(elmo_scores, base_scores),
-            "baseline_per_seed": dict(zip([r["seed"] for r in base["runs"]], base_scores)),
-            "elmo_per_seed": dict(zip([r["seed"] for r in elmo["runs"]], elmo_scores)),
-            "seeds": len(elmo["runs"]),
-            "mlflow_run_ids": {"stage": metrics.get("stage_run_id"),
-                               "baseline": [r["mlflow_run_id"] for r in base["runs"]],
-                               "elmo": [r["mlflow_run_id"] for r in elmo["runs"]]},
-        })
+    for p in paper:
+        task = p["task"]
+        metric = TASK_INFO[task].metric if task in TASK_INFO else None
+        base = elmo = control = None
+        if metric is not None:
+            base = _group(runs, task, NO_ELMO, seeds, metric)
+            elmo = _group(runs, task, spec["elmo"], seeds, metric)
+            control = _group(runs, task, spec.get("control"), seeds, metric)
+        row: dict[str, Any] = {"task": p["name"], "split": "test", **{f"paper_{k}": v for k, v in p.items()
+                                                                       if k not in ("task", "name")}}
+        row["floor"] = floors[task][f"test_{metric}"] if metric and task in floors else None
+        for name, group in (("baseline", base), ("elmo", elmo), ("control", control)):
+            row[name] = group
+        both = base is not None and elmo is not None
+        row["increase_absolute"] = elmo["mean"] - base["mean"] if both else None
+        row["increase_relative"] = relative_error_reduction(base["mean"], elmo["mean"]) if both else None
+        row["welch_p_elmo_vs_baseline"] = (welch_p(list(elmo["per_seed"].values()), list(base["per_seed"].values()))
+                                           if both else None)
+        row["welch_p_elmo_vs_control"] = (welch_p(list(elmo["per_seed"].values()),
+                                                  list(control["per_seed"].values()))
+                                          if elmo is not None and control is not None else None)
+        rows.append(row)
     return rows
 
 
-def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], profile: str) -> str:
-    """Markdown in the layout of the paper's Table 1, plus the perplexity line and caveats."""
+def _cell(group: dict[str, Any] | None) -> str:
+    if group is None:
+        return "—"
+    mark = STILL_LEARNING if group["still_learning"] else ""
+    return f"{group['mean']:.2f} ± {group['std']:.2f}{mark}"
+
+
+def _p(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"
+
+
+def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], paper_perplexity: str,
+                    profile: str, spec: dict[str, Any]) -> str:
+    """Markdown in the layout of the paper's Table 1, then per-seed scores, the perplexity line
+    and caveats."""
     frame = pd.DataFrame([{
         "Task": r["task"],
         "Previous SOTA (paper)": f"{r['paper_previous_sota_system']} {r['paper_previous_sota']}"
         + (f" ± {r['paper_previous_sota_std']}" if r["paper_previous_sota_std"] else ""),
-        "Paper baseline": f"{r['paper_baseline']}",
-        "Paper +ELMo": f"{r['paper_elmo']}" + (f" ± {r['paper_elmo_std']}" if r["paper_elmo_std"] else ""),
+        "Paper baseline": r["paper_baseline"],
+        "Paper +ELMo": r["paper_elmo"] + (f" ± {r['paper_elmo_std']}" if r["paper_elmo_std"] else ""),
         "Paper increase (abs / rel)": f"{r['paper_increase_absolute']} / {r['paper_increase_relative']}",
-        "Our baseline": f"{r['baseline_mean']:.2f} ± {r['baseline_std']:.2f}",
-        "Our +ELMo": f"{r['elmo_mean']:.2f} ± {r['elmo_std']:.2f}",
-        "Our increase (abs / rel)": f"{r['increase_absolute']:.2f} / {r['increase_relative']:.1f}%",
-        "Welch p": "—" if r["welch_p"] is None else f"{r['welch_p']:.3g}",
-        "Seeds": r["seeds"],
+        "Our floor": "—" if r["floor"] is None else f"{r['floor']:.2f}",
+        "Our baseline": _cell(r["baseline"]),
+        "Our +ELMo": _cell(r["elmo"]),
+        "Our char layer": _cell(r["control"]),
+        "Our increase (abs / rel)": "—" if r["increase_absolute"] is None
+        else f"{r['increase_absolute']:.2f} / {r['increase_relative']:.1f}%",
+        "p (+ELMo vs baseline)": _p(r["welch_p_elmo_vs_baseline"]),
+        "p (+ELMo vs char layer)": _p(r["welch_p_elmo_vs_control"]),
+        "Seeds": len(r["elmo"]["per_seed"]) if r["elmo"] else "—",
     } for r in rows])
-    per_seed = [f"- {r['task']} test per seed: baseline "
-                + ", ".join(f"s{seed} {score:.2f}" for seed, score in r["baseline_per_seed"].items())
-                + "; +ELMo " + ", ".join(f"s{seed} {score:.2f}" for seed, score in r["elmo_per_seed"].items())
-                for r in rows]
+    per_seed = []
+    for r in rows:
+        parts = [f"{label} " + ", ".join(f"s{seed} {score:.2f}" + (STILL_LEARNING if seed in g["still_learning"] else "")
+                                          for seed, score in g["per_seed"].items())
+                 for label, g in (("baseline", r["baseline"]), ("+ELMo", r["elmo"]), ("char layer", r["control"]))
+                 if g is not None]
+        if parts:
+            per_seed.append(f"- {r['task']} test per seed: " + "; ".join(parts))
     ppl = perplexity
-    lines = [
+    return "\n".join([
         f"# Table 1 (profile `{profile}`)",
         "",
-        "Test-set results (CoNLL-2003 NER: entity span F1 on eng.testb, model selected on eng.testa). "
-        "Ours: mean ± sample std over seeds. Relative increase = error reduction "
-        "(+ELMo − baseline) / (100 − baseline). Welch p: two-sided Welch t-test of our +ELMo against "
-        "our baseline over seeds (p < 0.05: the gain exceeds seed noise).",
+        "Test-set results; model selection on dev (CoNLL-2003 NER: entity span F1 on eng.testb, "
+        "selected on eng.testa). Ours: mean ± sample std over seeds "
+        f"({', '.join(map(str, spec['runs']['seeds']))}); — = not run yet. Floor: the task's trivial "
+        "baseline scored by the same metric (NER: each token's most frequent training tag). Char layer: "
+        "+ELMo with only the biLM's context-free layer 0 (a control: what ELMo adds without context). "
+        "Relative increase = error reduction (+ELMo − baseline) / (100 − baseline). p: two-sided Welch "
+        "t-test over seeds (p < 0.05: the difference exceeds seed noise). "
+        f"{STILL_LEARNING} = best dev epoch was the last one (still improving when training stopped).",
         "",
         frame.to_markdown(index=False),
         "",
@@ -104,9 +199,21 @@ def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], prof
         f"**{ppl['unigram_perplexity']:.1f}**. Vocabulary {int(ppl['vocab_size']):,} words, held-out OOV "
         f"rate {100 * ppl['oov_rate']:.2f}%.",
         "",
-        f"Not comparable to the paper's {PAPER_PERPLEXITY} (1B Word test shard, a 793k-word vocabulary, "
+        f"Not comparable to the paper's {paper_perplexity} (1B Word test shard, a 793k-word vocabulary, "
         "a 4096/512 biLM trained for 10 epochs on 800M tokens): this profile trains a much smaller "
         "biLM on a few million tokens with a different vocabulary.",
         "",
-    ]
-    return "\n".join(lines)
+    ])
+
+
+def flat_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One flat record per row for the CSV: the paper's values, our floor, means, stds, increases
+    and p-values (None where no run exists)."""
+    flat = []
+    for r in rows:
+        record = {k: v for k, v in r.items() if k not in ("baseline", "elmo", "control")}
+        for name in ("baseline", "elmo", "control"):
+            record[f"{name}_mean"] = None if r[name] is None else r[name]["mean"]
+            record[f"{name}_std"] = None if r[name] is None else r[name]["std"]
+        flat.append(record)
+    return flat

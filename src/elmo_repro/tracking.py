@@ -23,7 +23,7 @@ try:
     import fcntl
 except ImportError:  # not POSIX: no file lock (and no parallel local jobs to guard against)
     fcntl = None
-from .params import section_hash
+from .params import lookup, section_hash
 
 EXPERIMENT = "elmo-repro"
 PARENT_ENV = "ELMO_PARENT_RUN_ID"
@@ -131,6 +131,9 @@ class StageRun:
     def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
         self._mlflow.log_metrics({k: float(v) for k, v in metrics.items()}, step=step)
 
+    def set_tags(self, tags: dict[str, str]) -> None:
+        self._mlflow.set_tags(tags)
+
     def log_artifact(self, path: str | Path) -> None:
         self._mlflow.log_artifact(str(path))
 
@@ -165,7 +168,7 @@ def stage_run(stage: str, params: dict[str, Any], sections: list[str]) -> Iterat
     start = time.monotonic()
     log(f"[{stage}] start (profile {tags['profile']}, {tags['threads']} threads)")
     with mlflow.start_run(experiment_id=experiment_id, run_name=stage, tags=tags) as run:
-        mlflow.log_params(flatten({name: params.get(name) for name in sections}))
+        mlflow.log_params(flatten({name: lookup(params, name) for name in sections}))
         handle = StageRun(mlflow, run)
         yield handle
         duration = time.monotonic() - start

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.e2e.pipeline import run
-from workflow.registry import STAGES
+from tests.e2e.pipeline import execute, run
+from workflow.registry import expand
 
 pytestmark = pytest.mark.e2e
 
@@ -18,27 +18,35 @@ def stale_stages(repo: Path) -> tuple[set[str], set[str]]:
     """(stages whose own deps changed per `dvc status`, those plus everything downstream of them).
 
     Downstream stages re-run once their changed inputs arrive; `dvc status` cannot list them ahead
-    because it only compares each stage with its own recorded deps.
+    because it only compares each stage with its own recorded deps. The params check re-runs on
+    every params edit but writes the same report, so nothing downstream of it re-runs.
     """
     changed = set(json.loads(run(["dvc", "status", "--json"], repo) or "{}"))
+    stages = expand(yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8")))
     stale, grew = set(changed), True
     while grew:
         grew = False
-        outs = {o for s in STAGES if s.name in stale for o in [*s.outs, *s.committed, *s.metrics]}
-        for stage in STAGES:
-            if stage.name not in stale and any(d == o or d.startswith(o + "/") for d in stage.all_deps for o in outs):
+        outs = {o for s in stages if s.name in stale - {"check_params"} for o in s.all_outs}
+        for stage in stages:
+            if stage.name not in stale and any(d == o or d.startswith(o + "/") or o.startswith(d + "/")
+                                               for d in stage.all_deps for o in outs):
                 stale.add(stage.name)
                 grew = True
     return changed, stale
 
 
+RUNS = {"ner-baseline-s0", "ner-elmo-s0", "ner-char_layer-s0"}
+
+
 def test_table_has_the_ner_row_and_perplexity(smoke_repo):
     table = json.loads((smoke_repo / "results/tables/table1.json").read_text())
     assert table["profile"] == "smoke"
-    (row,) = table["rows"]
-    assert row["task"] == "NER" and row["seeds"] == 1
-    for key in ("baseline_mean", "elmo_mean"):
-        assert 0.0 < row[key] <= 100.0
+    assert [r["task"] for r in table["rows"]] == ["SQuAD", "SNLI", "SRL", "Coref", "NER", "SST-5"]
+    row = table["rows"][4]
+    for key in ("baseline", "elmo", "control"):
+        assert 0.0 < row[key]["mean"] <= 100.0 and list(row[key]["per_seed"]) == ["0"]
+    assert 0.0 < row["floor"] < 100.0
+    assert {r for key in ("baseline", "elmo", "control") for r in row[key]["runs"]} == RUNS
     ppl = table["perplexity"]
     assert ppl["perplexity"] < ppl["unigram_perplexity"], "the biLM must beat the unigram model"
     assert ppl["heldout_tokens"] <= 5000
@@ -51,13 +59,13 @@ def test_every_stage_logged_an_mlflow_run(smoke_repo):
         rows = db.execute("SELECT r.run_uuid, t.value FROM runs r JOIN tags t ON r.run_uuid = t.run_uuid "
                           "WHERE t.key = 'stage' AND r.status = 'FINISHED'").fetchall()
         stages = {value for _, value in rows}
-        assert stages == {s.name for s in STAGES}
-        ids = json.loads((smoke_repo / "results/tables/table1.json").read_text())["rows"][0]["mlflow_run_ids"]
-        for run_id in ids["baseline"] + ids["elmo"]:
-            (status,) = db.execute("SELECT status FROM runs WHERE run_uuid = ?", (run_id,)).fetchone()
-            assert status == "FINISHED"
+        expanded = expand(yaml.safe_load((smoke_repo / "params.yaml").read_text(encoding="utf-8")))
+        assert stages == {s.name for s in expanded}
+        tagged = {value for (value,) in db.execute("SELECT t.value FROM tags t JOIN runs r ON r.run_uuid = t.run_uuid "
+                                                   "WHERE t.key = 'run_id' AND r.status = 'FINISHED'")}
+        assert tagged == RUNS | {"ner-floor"}                      # each run found by its run id tag
         durations = db.execute("SELECT COUNT(DISTINCT run_uuid) FROM metrics WHERE key = 'duration_s'").fetchone()
-        assert durations[0] >= len(STAGES)
+        assert durations[0] >= len(expanded)
         # plain `dvc repro`, without the launcher: top-level stage runs
         parents = db.execute("SELECT COUNT(*) FROM tags WHERE key = 'mlflow.parentRunId' AND run_uuid IN "
                              "(SELECT run_uuid FROM tags WHERE key = 'stage')").fetchone()
@@ -72,16 +80,70 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
     lstm.write_text(original + "\n# edited\n")
     changed, stale = stale_stages(smoke_repo)
     assert changed == {"pretrain_bilm", "perplexity", "features_conll2003"}
-    assert stale == changed | {"train_ner", "tables"}
+    elmo_runs = {"train_ner_elmo@ner-elmo-s0", "train_ner_elmo@ner-char_layer-s0"}
+    assert stale == changed | elmo_runs | {"tables"}                # the baseline needs no biLM
     lstm.write_text(original)
     params_file = smoke_repo / "params.yaml"
     original_params = params_file.read_text()
-    params = yaml.safe_load(original_params)
-    params["ner"]["lstm_hidden"] += 1
-    params_file.write_text(yaml.safe_dump(params, sort_keys=False))
-    assert stale_stages(smoke_repo) == ({"train_ner"}, {"train_ner", "tables"})
+
+    def edited(change) -> tuple[set[str], set[str]]:
+        params = yaml.safe_load(original_params)
+        change(params)
+        params_file.write_text(yaml.safe_dump(params, sort_keys=False))
+        run(["python", "-m", "workflow.profile", "--refresh"], smoke_repo)
+        changed, stale = stale_stages(smoke_repo)
+        assert "check_params" in changed                      # every params edit is checked first
+        return changed - {"check_params"}, stale - {"check_params"}
+
+    # one task's parameters: that task's runs only
+    ner_runs = {"train_ner@ner-baseline-s0", *elmo_runs}
+    assert edited(lambda p: p["tasks"]["ner"]["model"].update(lstm_hidden=33)) == (ner_runs, ner_runs | {"tables"})
+    # an ELMo spec: the runs that use it
+    assert edited(lambda p: p["elmo_specs"]["elmo"].update(l2_coef=0.01)) == (
+        {"train_ner_elmo@ner-elmo-s0"}, {"train_ner_elmo@ner-elmo-s0", "tables"})
+    # a seed more: one new job per (task, ELMo spec) of the table, and the table
+    new = {"train_ner@ner-baseline-s1", "train_ner_elmo@ner-elmo-s1", "train_ner_elmo@ner-char_layer-s1"}
+    assert edited(lambda p: p["tables"]["table1"]["runs"].update(seeds=[0, 1])) == (new | {"tables"}, new | {"tables"})
+    # the table's layout: no training
+    assert edited(lambda p: p["tables"]["table1"].update(control=None)) == ({"tables"}, {"tables"})
     params_file.write_text(original_params)
     assert stale_stages(smoke_repo) == (set(), set())
+
+
+def test_a_params_typo_fails_fast_with_its_key_path(smoke_repo):
+    import time
+
+    params_file = smoke_repo / "params.yaml"
+    original = params_file.read_text()
+    params_file.write_text(original.replace("lstm_layers:", "lstm_layer:"))
+    try:
+        start = time.monotonic()
+        result = execute(["dvc", "repro"], smoke_repo, check=False)
+        seconds = time.monotonic() - start
+    finally:
+        params_file.write_text(original)
+    assert result.returncode != 0 and seconds < 5.0
+    assert "tasks.ner.model.lstm_layer: unknown key; did you mean lstm_layers?" in result.stdout + result.stderr
+    # the check ran first: the runs the edit made stale still have their outputs
+    assert (smoke_repo / "results/runs/ner-baseline-s0/metrics.json").is_file()
+    assert "Running stage 'train_ner" not in result.stdout
+    # fixed: the check runs again and nothing else does
+    out = run(["dvc", "repro"], smoke_repo)
+    assert "Running stage 'check_params'" in out and out.count("Running stage") == 1
+
+
+def test_dvc_exp_run_with_a_wrong_type_fails_with_its_key_path(smoke_repo):
+    params_file = smoke_repo / "params.yaml"
+    original = params_file.read_text()
+    try:
+        result = execute(["dvc", "exp", "run", "-S", "tasks.ner.trainer.epochs=two"], smoke_repo, check=False)
+    finally:
+        params_file.write_text(original)
+    assert result.returncode != 0
+    assert "tasks.ner.trainer.epochs: Input should be a valid integer" in result.stdout + result.stderr
+    assert (smoke_repo / "results/runs/ner-baseline-s0/metrics.json").is_file()
+    run(["dvc", "repro"], smoke_repo)
+    assert "Data and pipelines are up to date" in run(["dvc", "status"], smoke_repo)
 
 
 def test_launcher_makes_stage_runs_children_of_one_pipeline_run(smoke_repo):

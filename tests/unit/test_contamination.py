@@ -213,13 +213,15 @@ def test_stage_reports_every_overlap_and_fails_on_a_leak(tmp_path, monkeypatch):
     import yaml
 
     from stages import check_contamination
+    from workflow.profile import render
 
     repo = tmp_path / "repo"
     mirror = _mirror(tmp_path / "mirror")
     (repo / "data/lm").mkdir(parents=True)
-    (repo / "params.yaml").write_text(yaml.safe_dump({
-        "profile": "test", "data": {"mirror": str(mirror)},
-        "contamination": {"min_words": 3, "splits": list(eval_text.SPLITS)}}), encoding="utf-8")
+    params = render("smoke")                                          # a whole, valid params file
+    params["data"]["mirror"] = str(mirror)
+    params["contamination"] = {"min_words": 3, "splits": list(eval_text.SPLITS)}
+    (repo / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
     (repo / "data/lm/heldout.txt").write_text("a held out line\n", encoding="utf-8")
     monkeypatch.chdir(repo)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")

@@ -5,7 +5,7 @@ import itertools
 import pytest
 import torch
 
-from elmo_repro.tasks.crf import ConditionalRandomField, allowed_transitions, is_valid_bioul
+from elmo_repro.nn.crf import ConditionalRandomField, allowed_transitions, is_valid_bioul
 
 LABELS = ["O", "B-PER", "I-PER", "L-PER", "U-PER", "B-LOC", "I-LOC", "L-LOC", "U-LOC"]
 

@@ -1,26 +1,20 @@
-"""The NER BiLSTM-CRF: components, a tiny reproducible training run, and the train_ner stage."""
+"""The NER BiLSTM-CRF: components, reproducible training runs on real data, and the floor."""
 
-import contextlib
-import json
 from pathlib import Path
 
-import h5py
 import numpy as np
 import pytest
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from elmo_repro.data.conll import read_conll2003
-from elmo_repro.tasks.char_cnn import CharCNN, build_char_vocab, encode_chars
-from elmo_repro.tasks.ner import BiLSTM, build_embeddings, train_and_evaluate, train_batches, word_id
+from elmo_repro.experiments.specs import ElmoSpec, RunSpec
+from elmo_repro.nn.bilstm import BiLSTM
+from elmo_repro.nn.char_cnn import CharCNN, build_char_vocab, encode_chars
+from elmo_repro.tasks.ner import TASK, build_embeddings, word_id
+from elmo_repro.training.trainer import train_batches, train_run
 
 CONLL = Path(__file__).resolve().parents[3] / "shared" / "data" / "conll2003"
-CFG = {
-    "seeds": [0], "variants": ["baseline", "elmo"], "max_train_sentences": 200, "epochs": 1,
-    "batch_size": 32, "learning_rate": 0.01, "char_embedding_dim": 8, "char_filters": 16, "char_kernel": 3,
-    "lstm_hidden": 16, "dropout": 0.5,
-    "elmo": {"do_layer_norm": False, "l2_coef": 0.001, "dropout": 0.5, "at_output": True},
-}
 N_LAYERS, ELMO_DIM = 3, 8
 
 
@@ -98,110 +92,66 @@ def test_batches_are_length_sorted_and_seeded():
     assert first != train_batches(lengths, 3, np.random.default_rng(1))
 
 
-def run_logged(cfg, data, vectors, features, seed):
-    logged = []
-    result = train_and_evaluate(cfg, data, vectors, features, seed, log_metrics=lambda m, s: logged.append((s, m)))
-    return result, logged
+def train(data, vectors, seed, features=None, epochs=2, lr=0.01, dropout=0.5, log=None):
+    cfg = {"trainer": {"epochs": epochs, "batch_size": 32, "eval_batch_size": 128,
+                       "optimizer": {"name": "adam", "lr": lr}, "grad_clip": 5.0, "max_train_examples": 200},
+           "model": {"char_embedding_dim": 8, "char_filters": 16, "char_kernel": 3, "lstm_hidden": 16,
+                     "lstm_layers": 1, "dropout": dropout}}
+    elmo = ElmoSpec(placement="both", l2_coef=0.001) if features is not None else None
+    spec = RunSpec(task="ner", elmo_name="elmo" if elmo else "baseline", elmo=elmo, seed=seed, train_fraction=1.0)
+    layers = None
+    if features is not None:
+        layers = {split: ListLayers(f) for split, f in features.items()}
+    return train_run(TASK, spec, cfg, data, vectors, layers, log)
+
+
+class ListLayers:
+    """An in-memory layer source (the interface of CachedLayers)."""
+
+    def __init__(self, features):
+        self.features, self.n_layers, self.dim = features, features[0].shape[0], features[0].shape[2]
+
+    def batch(self, indices):
+        return [self.features[i] for i in indices]
 
 
 def test_baseline_trains_and_reproduces(data, vectors):
-    cfg = dict(CFG, epochs=4, learning_rate=0.05, dropout=0.1)    # enough to leave the all-O start
-    first, logged = run_logged(cfg, data, vectors, None, seed=0)
-    assert 0.0 < first["dev_f1"] <= 100.0 and 0.0 < first["test_f1"] <= 100.0
-    assert first["epochs"] == 4 and first["train_sentences"] == 200
+    logged = []
+    first = train(data, vectors, 0, epochs=4, lr=0.05, dropout=0.1, log=lambda m, s: logged.append((s, m)))
+    m = first.metrics
+    assert 0.0 < m["dev_f1"] <= 100.0 and 0.0 < m["test_f1"] <= 100.0
+    assert m["epochs"] == 4 and m["train_examples"] == 200
     assert [step for step, _ in logged] == [1, 2, 3, 4]
-    assert logged[first["best_epoch"] - 1][1]["epoch_dev_f1"] == first["dev_f1"] == max(first["dev_f1_per_epoch"])
-    again, logged_again = run_logged(cfg, data, vectors, None, seed=0)
-    other, logged_other = run_logged(cfg, data, vectors, None, seed=1)
-    for key in ("dev_f1", "test_f1", "dev_precision", "test_recall", "best_epoch"):
-        assert again[key] == first[key]
-    assert [m["train_loss"] for _, m in logged_again] == [m["train_loss"] for _, m in logged]
-    assert [m["train_loss"] for _, m in logged_other] != [m["train_loss"] for _, m in logged]
-    assert (other["dev_f1"], other["test_f1"]) != (first["dev_f1"], first["test_f1"])
+    assert logged[m["best_epoch"] - 1][1]["epoch_dev_f1"] == m["dev_f1"] == max(h["dev_f1"] for h in first.history)
+    again = train(data, vectors, 0, epochs=4, lr=0.05, dropout=0.1)
+    other = train(data, vectors, 1, epochs=4, lr=0.05, dropout=0.1)
+    assert again.metrics == m and again.history == first.history
+    assert [h["train_loss"] for h in other.history] != [h["train_loss"] for h in first.history]
+    assert (other.metrics["dev_f1"], other.metrics["test_f1"]) != (m["dev_f1"], m["test_f1"])
 
 
-def test_elmo_variant_trains_and_reproduces(data, vectors):
+def test_elmo_run_trains_and_reproduces(data, vectors):
     features = synthetic_features(data)
-    cfg = dict(CFG, epochs=2)
-    first = train_and_evaluate(cfg, data, vectors, features, seed=0)
-    assert 0.0 <= first["dev_f1"] <= 100.0 and first["best_epoch"] in (1, 2)
-    assert len(first["dev_f1_per_epoch"]) == 2 and first["dev_f1"] == max(first["dev_f1_per_epoch"])
-    again = train_and_evaluate(cfg, data, vectors, features, seed=0)
-    assert (again["dev_f1"], again["test_f1"]) == (first["dev_f1"], first["test_f1"])
+    first = train(data, vectors, 0, features)
+    assert 0.0 <= first.metrics["dev_f1"] <= 100.0 and first.metrics["best_epoch"] in (1, 2)
+    assert set(first.mixes) == {"input", "output"}
+    again = train(data, vectors, 0, features)
+    assert again.metrics == first.metrics
 
 
 def test_feature_shape_mismatch_is_rejected(data, vectors):
     features = synthetic_features(data)
     features["dev"][3] = features["dev"][3][:, :-1]
-    with pytest.raises(ValueError, match="sentence 3"):
-        train_and_evaluate(CFG, data, vectors, features, seed=0)
+    with pytest.raises(ValueError, match="do not match a sentence"):
+        train(data, vectors, 0, features)
 
 
-def write_allennlp_hdf5(path, sentences, features):
-    """allennlp ``elmo --all`` layout: one dataset per sentence index + ``sentence_to_index`` JSON."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with h5py.File(path, "w") as out:
-        for i, layers in enumerate(features):
-            out.create_dataset(str(i), data=layers)
-        index = {" ".join(s["tokens"]): str(i) for i, s in enumerate(sentences)}
-        out.create_dataset("sentence_to_index", data=json.dumps(index))
-
-
-def test_stage_writes_ner_json(tmp_path, monkeypatch, data, vectors):
-    from elmo_repro.data.conll import write_jsonl
-    from elmo_repro.vectors import save_word2vec_text
-    from stages import train_ner as stage
-
-    small = {split: sents[:120] for split, sents in data.items()}
-    features = synthetic_features(small)
-    monkeypatch.chdir(tmp_path)
-    for split in ("train", "dev", "test"):
-        Path("data/conll2003").mkdir(parents=True, exist_ok=True)
-        with open(f"data/conll2003/{split}.jsonl", "w", encoding="utf-8") as handle:
-            write_jsonl(handle, small[split])
-        write_allennlp_hdf5(Path(f"data/features/conll2003/{split}.hdf5"), small[split], features[split])
-    save_word2vec_text("data/vectors/vectors.txt", *vectors)
-
-    children = []
-
-    class FakeRun:
-        run_id = "stage-run"
-
-        def __init__(self, name="stage"):
-            self.name, self.metrics = name, []
-            self.run_id = f"id-{name}"
-
-        def log_metrics(self, metrics, step=None):
-            self.metrics.append((step, dict(metrics)))
-
-        def log_artifact(self, path):
-            assert Path(path).is_file()
-
-        @contextlib.contextmanager
-        def child(self, name, params=None, tags=None):
-            assert tags == {"variant": params["variant"], "seed": str(params["seed"])}
-            children.append(FakeRun(name))
-            yield children[-1]
-
-    @contextlib.contextmanager
-    def fake_stage_run(name, params, sections):
-        assert name == "train_ner" and sections == ["ner"]
-        yield FakeRun()
-
-    monkeypatch.setattr(stage, "stage_run", fake_stage_run)
-    monkeypatch.setattr(stage, "load_params", lambda: {"ner": dict(CFG, seeds=[0, 1], max_train_sentences=0)})
-    stage.main([])
-    out = json.loads(Path("results/metrics/ner.json").read_text(encoding="utf-8"))
-    assert (out["task"], out["dataset"], out["metric"], out["stage_run_id"]) == ("ner", "conll2003", "span_f1",
-                                                                                 "id-stage")
-    assert [c.name for c in children] == ["baseline-seed0", "baseline-seed1", "elmo-seed0", "elmo-seed1"]
-    for variant in ("baseline", "elmo"):
-        summary = out["variants"][variant]
-        runs = summary["runs"]
-        assert [r["seed"] for r in runs] == [0, 1]
-        assert runs[0]["mlflow_run_id"] == f"id-{variant}-seed0" and runs[0]["best_epoch"] == 1
-        test = np.array([r["test_f1"] for r in runs])
-        assert summary["test_f1_mean"] == pytest.approx(test.mean())
-        assert summary["test_f1_std"] == pytest.approx(test.std(ddof=1))
-    epoch_logs = [m for step, m in children[0].metrics if step == 1]
-    assert "epoch_dev_f1" in epoch_logs[0]
+def test_floor_is_each_tokens_most_frequent_training_tag():
+    train_set = [{"tokens": ["Paris", "is", "big"], "ner": ["I-LOC", "O", "O"]},
+                 {"tokens": ["Paris", "Hilton"], "ner": ["I-PER", "I-PER"]},
+                 {"tokens": ["Paris", "again"], "ner": ["I-LOC", "O"]}]
+    test = [{"tokens": ["Paris", "Hilton", "is", "new"], "ner": ["I-PER", "I-PER", "O", "O"]}]
+    predicted = TASK.floor(train_set, test)
+    assert predicted == [["B-LOC", "B-PER", "O", "O"]]            # Paris -> LOC (2 of 3), Hilton -> PER
+    # gold has one entity (Paris Hilton, PER); predicted two, none matching: P = R = F1 = 0
+    assert TASK.score(test, predicted) == {"precision": 0.0, "recall": 0.0, "f1": 0.0}

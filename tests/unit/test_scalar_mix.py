@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_repro.elmo.scalar_mix import ElmoInput, ScalarMix
+from elmo_repro.elmo.injection import ElmoInjection
+from elmo_repro.elmo.scalar_mix import ScalarMix
+from elmo_repro.experiments.specs import ElmoSpec
 
 
 def test_mix_matches_numpy():
@@ -43,10 +45,53 @@ def test_layer_norm_uses_only_unmasked_positions():
         mix(layers)
 
 
-def test_elmo_input_with_output_mix():
-    elmo = ElmoInput(3, at_output=True, l2_coef=0.5).eval()
-    out = elmo(torch.randn(2, 3, 4, 6), torch.ones(2, 4, dtype=torch.bool))
-    assert len(out) == 2 and out[0].shape == (2, 4, 6)
+def test_injection_places_mixes_as_the_spec_says():
+    layers, mask = torch.randn(2, 3, 4, 6), torch.ones(2, 4, dtype=torch.bool)
+    both = ElmoInjection(3, ElmoSpec(placement="both", l2_coef=0.5), dim=6).eval()
+    out = both(layers, mask)
+    assert set(out) == {"input", "output"} and out["input"].shape == (2, 4, 6)
+    assert (both.input_dim, both.output_dim) == (6, 6)
     with torch.no_grad():
-        elmo.mixes[1].scalar_parameters.fill_(1.0)
-    assert np.isclose(elmo.penalty().item(), 0.5 * 3.0)
+        both.mixes[1].scalar_parameters.fill_(1.0)
+    assert np.isclose(both.penalty().item(), 0.5 * 3.0)
+    only_input = ElmoInjection(3, ElmoSpec(placement="input"), dim=6)
+    assert (only_input.input_dim, only_input.output_dim) == (6, 0) and len(only_input.mixes) == 1
+    with pytest.raises(ValueError, match="resolved"):
+        ElmoInjection(3, ElmoSpec(placement="paper"), dim=6)
+
+
+def test_fixed_layer_mix_uses_one_layer_and_trains_only_gamma():
+    layers = torch.randn(2, 3, 4, 5)
+    mix = ScalarMix(3, l2_coef=1.0, fixed_layer=0)
+    with torch.no_grad():
+        mix.gamma.fill_(2.0)
+    torch.testing.assert_close(mix(layers), 2.0 * layers[:, 0])
+    assert mix.weights().tolist() == [1.0, 0.0, 0.0] and mix.penalty().item() == 0.0
+    assert [name for name, p in mix.named_parameters() if p.requires_grad] == ["gamma"]
+    last = ElmoInjection(3, ElmoSpec(placement="input", mix="last"), dim=5)
+    assert last.report()["input"] == {"s": [0.0, 0.0, 1.0], "gamma": 1.0}       # bilm-tf use_top_only
+    char = ElmoInjection(3, ElmoSpec(placement="input", mix="fixed", layer=0), dim=5)
+    assert char.report()["input"]["s"] == [1.0, 0.0, 0.0]
+    with pytest.raises(ValueError, match="outside"):
+        ScalarMix(3, fixed_layer=3)
+
+
+def test_switches_freeze_weights_or_gamma():
+    frozen_s = ScalarMix(3, l2_coef=1.0, train_weights=False)
+    assert not frozen_s.scalar_parameters.requires_grad and frozen_s.penalty().item() == 0.0
+    assert torch.allclose(frozen_s.weights(), torch.full((3,), 1 / 3))
+    frozen_gamma = ScalarMix(3, train_gamma=False)
+    assert not frozen_gamma.gamma.requires_grad and frozen_gamma.scalar_parameters.requires_grad
+
+
+def test_elmo_spec_is_validated():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="layer"):
+        ElmoSpec(mix="fixed")
+    with pytest.raises(ValidationError, match="layer"):
+        ElmoSpec(mix="learned", layer=1)
+    with pytest.raises(ValidationError):
+        ElmoSpec(placement="middle")
+    with pytest.raises(ValidationError, match="Extra inputs"):
+        ElmoSpec(l2coef=0.1)

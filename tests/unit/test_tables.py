@@ -1,8 +1,19 @@
-"""Table 1 arithmetic and layout on a hand-made metrics file."""
+"""Table 1 as a view over run folders: arithmetic, layout and the paper's rows, on hand-made runs."""
 
+import json
 import math
+from pathlib import Path
 
-from elmo_repro.tables import relative_error_reduction, render_markdown, table1_rows
+from scipy.stats import t as student_t
+
+from elmo_repro.tables import (flat_rows, load_runs, read_paper_table, relative_error_reduction,
+                               render_markdown, table1_rows, welch_p)
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = {"runs": {"tasks": ["ner"], "elmo": ["baseline", "elmo", "char_layer"], "seeds": [0, 1]},
+        "elmo": "elmo", "control": "char_layer"}
+PPL = {"heldout_tokens": 100, "perplexity": 50.0, "forward_perplexity": 51.0, "backward_perplexity": 49.0,
+       "unigram_perplexity": 900.0, "vocab_size": 1000, "oov_rate": 0.05}
 
 
 def test_relative_error_reduction_matches_the_paper_ner_row():
@@ -12,36 +23,60 @@ def test_relative_error_reduction_matches_the_paper_ner_row():
 
 
 def test_welch_p_needs_two_seeds_and_spread():
-    from elmo_repro.tables import welch_p
     assert welch_p([1.0], [2.0, 3.0]) is None
     assert welch_p([1.0, 1.0], [1.0, 1.0]) is None
     # t = (2 - 3) / sqrt(1/3 + 1/3), df = 4 (equal variances and sizes)
-    from scipy.stats import t as student_t
     assert math.isclose(welch_p([1.0, 2.0, 3.0], [2.0, 3.0, 4.0]), 2 * student_t.sf(1 / math.sqrt(2 / 3), 4))
 
 
-def test_rows_and_markdown():
-    def variant(scores):
-        return {"runs": [{"seed": i, "test_f1": s, "dev_f1": s, "mlflow_run_id": f"r{i}{s}"}
-                         for i, s in enumerate(scores)],
-                "test_f1_mean": sum(scores) / len(scores), "test_f1_std": 1.0}
+def write_run(root, run_id, elmo_name, seed, test, best_epoch=1, fraction=1.0):
+    folder = root / run_id
+    folder.mkdir(parents=True)
+    (folder / "spec.json").write_text(json.dumps({"task": "ner", "elmo_name": elmo_name, "seed": seed,
+                                                  "train_fraction": fraction, "elmo": None}))
+    (folder / "metrics.json").write_text(json.dumps({"dev_f1": test + 1, "test_f1": test,
+                                                     "best_epoch": best_epoch, "epochs": 4}))
 
-    metrics = {"task": "ner", "dataset": "conll2003", "stage_run_id": "stage",
-               "variants": {"baseline": variant([80.0, 81.0]), "elmo": variant([90.0, 92.0])}}
-    (row,) = table1_rows([metrics])
+
+def test_rows_and_markdown_from_run_folders(tmp_path):
+    for seed, (b, e, c) in enumerate([(80.0, 90.0, 82.0), (81.0, 92.0, 83.0)]):
+        write_run(tmp_path, f"ner-baseline-s{seed}", "baseline", seed, b)
+        write_run(tmp_path, f"ner-elmo-s{seed}", "elmo", seed, e, best_epoch=4 if seed == 1 else 2)
+        write_run(tmp_path, f"ner-char_layer-s{seed}", "char_layer", seed, c)
+    write_run(tmp_path, "ner-elmo-s5", "elmo", 5, 10.0)                      # a seed the table does not list
+    write_run(tmp_path, "ner-elmo-s0-f10", "elmo", 0, 20.0, fraction=0.1)    # another table's run
+    (tmp_path / "ner-floor").mkdir()
+    (tmp_path / "ner-floor" / "metrics.json").write_text(json.dumps({"dev_f1": 60.0, "test_f1": 55.5}))
+    runs, floors = load_runs(tmp_path)
+    rows = table1_rows(read_paper_table(ROOT / "paper/table1.csv"), runs, floors, SPEC)
+    assert [r["task"] for r in rows] == ["SQuAD", "SNLI", "SRL", "Coref", "NER", "SST-5"]
+    row = rows[4]
+    assert row["floor"] == 55.5 and row["split"] == "test"
+    assert row["elmo"]["per_seed"] == {0: 90.0, 1: 92.0} and row["elmo"]["runs"] == ["ner-elmo-s0", "ner-elmo-s1"]
     assert row["increase_absolute"] == 10.5 and math.isclose(row["increase_relative"], 10.5 / 19.5 * 100)
-    # Welch by hand: diff 10.5, s^2 = 0.5 and 2.0 over n = 2 each -> t = 10.5 / sqrt(1.25) = 9.39,
-    # Welch-Satterthwaite df = 1.25^2 / (0.25^2 + 1^2) = 1.47; two-sided p from Student's t
-    from scipy.stats import t as student_t
-    assert math.isclose(row["welch_p"], 2 * student_t.sf(10.5 / math.sqrt(1.25), 1.25 ** 2 / (0.25 ** 2 + 1)))
-    assert 0.01 < row["welch_p"] < 0.05
-    assert row["elmo_per_seed"] == {0: 90.0, 1: 92.0}
+    assert row["elmo"]["still_learning"] == [1] and row["baseline"]["still_learning"] == []
+    # Welch by hand: diff 10.5, s^2 = 0.5 and 2.0 over n = 2 each -> t = 10.5 / sqrt(1.25),
+    # Welch-Satterthwaite df = 1.25^2 / (0.25^2 + 1^2)
+    assert math.isclose(row["welch_p_elmo_vs_baseline"],
+                        2 * student_t.sf(10.5 / math.sqrt(1.25), 1.25 ** 2 / (0.25 ** 2 + 1)))
+    assert row["welch_p_elmo_vs_control"] is not None
     assert row["paper_elmo"] == "92.22" and row["paper_increase_absolute"] == "2.06"
-    assert row["mlflow_run_ids"]["elmo"] == ["r090.0", "r192.0"]
-    ppl = {"heldout_tokens": 100, "perplexity": 50.0, "forward_perplexity": 51.0, "backward_perplexity": 49.0,
-           "unigram_perplexity": 900.0, "vocab_size": 1000, "oov_rate": 0.05}
-    text = render_markdown([row], ppl, "smoke")
-    assert "| NER" in text and "80.50 ± 1.00" in text and "10.50 / 53.8%" in text
-    assert f" {row['welch_p']:.3g} |" in text
-    assert "NER test per seed: baseline s0 80.00, s1 81.00; +ELMo s0 90.00, s1 92.00" in text
-    assert "**50.0**" in text and "**900.0**" in text and "Not comparable" in text
+    assert all(r["baseline"] is None and r["floor"] is None for i, r in enumerate(rows) if i != 4)
+    text = render_markdown(rows, PPL, "39.7", "smoke", SPEC)
+    assert "| NER" in text and "80.50 ± 0.71" in text and "91.00 ± 1.41†" in text and "10.50 / 53.8%" in text
+    assert "| SQuAD" in text and "| SST-5" in text and "55.50" in text
+    assert "NER test per seed: baseline s0 80.00, s1 81.00; +ELMo s0 90.00, s1 92.00†; char layer s0 82.00" in text
+    assert "**50.0**" in text and "**900.0**" in text and "Not comparable to the paper's 39.7" in text
+    flat = flat_rows(rows)
+    assert flat[4]["elmo_mean"] == 91.0 and flat[0]["elmo_mean"] is None
+
+
+def test_a_run_without_metrics_is_an_error(tmp_path):
+    import pytest
+
+    from elmo_repro.io import InputError
+
+    (tmp_path / "ner-elmo-s0").mkdir()
+    (tmp_path / "ner-elmo-s0" / "spec.json").write_text("{}")
+    with pytest.raises(InputError, match="metrics.json.*no metrics"):
+        load_runs(tmp_path)

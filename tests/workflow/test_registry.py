@@ -6,9 +6,10 @@ from pathlib import Path
 import yaml
 
 from workflow import profile, render
-from workflow.registry import LOGGING_CODE, STAGES
+from workflow.registry import NOT_OUTPUT_CODE, STAGES, TASK_DATA, expand
 
 ROOT = Path(__file__).resolve().parents[2]
+PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 
 
 def test_dvc_yaml_is_the_render_of_the_registry():
@@ -22,9 +23,42 @@ def test_committed_params_are_the_tiny_profile():
 
 def test_every_stage_reads_exactly_its_declared_sections():
     for stage in STAGES:
+        assert (ROOT / "stages" / f"{stage.module}.py").is_file()
+        if stage.module in ("train_run", "floor", "check_params"):   # per run, per task, whole file
+            continue
         module = importlib.import_module(f"stages.{stage.module}")
         assert module.SECTIONS == stage.params, stage.name
-        assert (ROOT / "stages" / f"{stage.module}.py").is_file()
+
+
+def test_every_task_has_a_floor_and_both_run_families():
+    names = {s.name for s in STAGES}
+    for task in TASK_DATA:
+        assert {f"floor_{task}", f"train_{task}", f"train_{task}_elmo"} <= names
+        family = next(s for s in STAGES if s.name == f"train_{task}")
+        assert family.foreach == f"runs.train_{task}" and family.params == [f"runs.train_{task}.${{key}}",
+                                                                               f"tasks.{task}"]
+        # the task's own package (imported by name at run time) is a dependency; no other task's is
+        assert any(d.startswith(f"src/elmo_repro/tasks/{task}/") for d in family.all_deps)
+        assert not any(d.startswith("src/elmo_repro/tasks/") and not d.startswith(f"src/elmo_repro/tasks/{task}/")
+                       and d != "src/elmo_repro/tasks/base.py" for d in family.all_deps)
+
+
+def test_families_expand_to_one_stage_per_run():
+    concrete = {s.name: s for s in expand(PARAMS)}
+    for family, runs in PARAMS["runs"].items():
+        for run_id in runs:
+            stage = concrete[f"{family}@{run_id}"]
+            assert stage.cmd.endswith(f"--run {run_id}") and f"results/runs/{run_id}/metrics.json" in stage.metrics
+    assert not any("${" in out for s in concrete.values() for out in s.all_outs)
+
+
+def test_test_only_and_logging_modules_are_no_dependency():
+    for stage in STAGES:
+        deps = stage.all_deps
+        assert "src/elmo_repro/bilm/reference.py" not in deps, stage.name
+        assert not set(NOT_OUTPUT_CODE) & set(deps), stage.name
+        # validation changes no output: only the params check (whose job it is) depends on it
+        assert ("src/elmo_repro/schema.py" in deps) == (stage.name == "check_params"), stage.name
 
 
 def test_code_dependencies_exist():
@@ -35,13 +69,14 @@ def test_code_dependencies_exist():
 
 
 def test_dag_is_connected_one_way():
-    produced = {out: s.name for s in STAGES for out in [*s.outs, *s.committed, *s.metrics]}
-    order = [s.name for s in STAGES]
-    for stage in STAGES:
+    concrete = expand(PARAMS)
+    produced = {out: s.name for s in concrete for out in s.all_outs}
+    order = [s.name for s in concrete]
+    for stage in concrete:
         for dep in stage.all_deps:
-            producer = next((name for out, name in produced.items()
-                             if dep == out or dep.startswith(out + "/")), None)
-            if producer:
+            producers = [name for out, name in produced.items()
+                         if dep == out or dep.startswith(out + "/") or out.startswith(dep + "/")]
+            for producer in producers:
                 assert order.index(producer) < order.index(stage.name), (stage.name, dep)
 
 
@@ -53,58 +88,18 @@ def test_profiles_override_only_known_keys():
                                               for x in keys(v, prefix + k + ".")}
 
     for name in profile.available():
-        assert keys(profile.render(name)) == keys(base), name
+        rendered = profile.render(name)
+        assert keys({k: v for k, v in rendered.items() if k != "runs"}) == keys(
+            {k: v for k, v in base.items() if k != "runs"}), name
+        assert set(rendered["runs"]) == set(base["runs"]), name                 # the same families
 
 
 def _local_imports(path: Path, seen: set[Path]) -> set[Path]:
-    """Project files (src/elmo_repro, stages) that ``path`` imports, transitively; imports under
-    ``if TYPE_CHECKING:`` are annotations only and left out."""
-    import ast
+    """Project files (src/elmo_repro, stages) that ``path`` imports, transitively, added to
+    ``seen``; imports under ``if TYPE_CHECKING:`` are annotations only and left out."""
+    from workflow.imports import local_imports
 
-    if path in seen:
-        return seen
-    seen.add(path)
-    if path.is_relative_to(ROOT / "src"):
-        package = ".".join(path.relative_to(ROOT / "src").with_suffix("").parts)
-    else:
-        package = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-    if path.name != "__init__.py":
-        package = package.rsplit(".", 1)[0]
-    else:
-        package = package.removesuffix(".__init__")
-
-    def module_file(name: str) -> Path | None:
-        parts = name.split(".")
-        base = ROOT / "src" if parts[0] == "elmo_repro" else ROOT if parts[0] == "stages" else None
-        if base is None:
-            return None
-        for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
-            if candidate.is_file():
-                return candidate
-        return None
-
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    type_only = {id(n) for node in ast.walk(tree)
-                 if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-                 for statement in node.body for n in ast.walk(statement)}
-    names = []
-    for node in ast.walk(tree):
-        if id(node) in type_only:
-            continue
-        if isinstance(node, ast.Import):
-            names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = package.split(".")[:len(package.split(".")) - node.level + 1] if node.level else []
-            module = ".".join([*base, *([node.module] if node.module else [])])
-            names.append(module)
-            names += [f"{module}.{alias.name}" for alias in node.names]      # submodules
-    for name in names:
-        parts = name.split(".")
-        for k in range(1, len(parts) + 1):                                   # packages' __init__ run too
-            found = module_file(".".join(parts[:k]))
-            if found is not None:
-                _local_imports(found, seen)
-    return seen
+    return seen | local_imports(path)
 
 
 def test_every_stage_depends_on_all_the_code_it_imports():
@@ -112,7 +107,7 @@ def test_every_stage_depends_on_all_the_code_it_imports():
     imports (transitively) lies under one of its declared dependencies (the logging-only modules
     and package ``__init__`` files aside)."""
     for stage in STAGES:
-        deps = [ROOT / d for d in [*stage.all_deps, *LOGGING_CODE] if d.startswith(("stages/", "src/"))]
+        deps = [ROOT / d for d in [*stage.all_deps, *NOT_OUTPUT_CODE] if d.startswith(("stages/", "src/"))]
         imported = _local_imports(ROOT / "stages" / f"{stage.module}.py", set())
         missing = sorted(str(f.relative_to(ROOT)) for f in imported
                          if f.name != "__init__.py" and not any(f == d or f.is_relative_to(d) for d in deps))

@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from workflow.registry import STAGES
+import yaml
+
+from workflow.registry import expand
 
 ROOT = Path(__file__).resolve().parents[2]
+# Run families expand to one job per run, named <family>@<run id> by both tools.
+STAGES = expand(yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8")))
 
 
 def tool(*cmd: str) -> str:
@@ -25,7 +29,7 @@ def dot_edges(dot: str) -> set[tuple[str, str]]:
     """Edges of a DOT graph between node labels (Snakemake uses numeric ids with labels)."""
     labels = dict(re.findall(r'^\s*(\w+)\s*\[label\s*=\s*"([^"\\]+)', dot, re.M))
     edges = set()
-    for a, b in re.findall(r'^\s*"?([\w.]+)"?\s*->\s*"?([\w.]+)"?', dot, re.M):
+    for a, b in re.findall(r'^\s*"?([\w.@-]+)"?\s*->\s*"?([\w.@-]+)"?', dot, re.M):
         edges.add((labels.get(a, a), labels.get(b, b)))
     return edges
 
@@ -42,7 +46,7 @@ def test_same_jobs_and_edges_as_dvc(mirror_present):
     dvc_edges = dot_edges(tool("dvc", "dag", "--dot"))
     assert snake_edges == dvc_edges
     jobs = tool("snakemake", "-n", "--forceall")
-    ran = set(re.findall(r"^rule (\w+):", jobs, re.M)) - {"all"}
+    ran = set(re.findall(r"^rule ([\w@-]+):", jobs, re.M)) - {"all"}
     assert ran == {s.name for s in STAGES}
 
 
@@ -54,7 +58,7 @@ def test_same_commands(mirror_present):
 
 def test_slurm_profile_dry_run_takes_resources_from_the_registry(mirror_present):
     jobs = tool("snakemake", "--profile", "workflow/profiles/slurm", "-n", "--forceall")
-    blocks = dict(re.findall(r"^rule (\w+):\n(.*?)(?=^\[|\Z)", jobs, re.M | re.S))
+    blocks = dict(re.findall(r"^rule ([\w@-]+):\n(.*?)(?=^\[|\Z)", jobs, re.M | re.S))
     assert set(blocks) - {"all"} == {s.name for s in STAGES}
     for stage in STAGES:
         line = re.search(r"resources: (.*)", blocks[stage.name]).group(1)

@@ -67,6 +67,7 @@ from ..console import Progress, log
 from ..data.lm_batches import LMStream, TypeTable
 from ..data.prefetch import Prefetcher
 from ..data.vocabulary import Vocabulary
+from ..fingerprint import code_fingerprint
 from ..io import atomic_path, read_json, write_json
 from .model import BiLM, BiLMConfig
 
@@ -108,17 +109,20 @@ class PretrainConfig:
         return max(1, math.ceil(tokens / (self.batch_size * self.unroll_steps * world_size)))
 
 
-# Code whose edits invalidate a checkpoint (the same files the pretraining stage depends on).
+# Code whose edits invalidate a checkpoint: the bilm package and the data modules it imports (the
+# files the pretraining stage depends on). bilm/reference.py is left out: only tests use it.
 _PACKAGE = Path(__file__).resolve().parents[1]
-_CODE = [*sorted((_PACKAGE / "bilm").glob("*.py")),
-         *(_PACKAGE / "data" / name for name in ("character_ids.py", "lm_batches.py", "vocabulary.py"))]
+_CODE = [*sorted(path for path in (_PACKAGE / "bilm").glob("*.py") if path.name != "reference.py"),
+         *(_PACKAGE / "data" / name
+           for name in ("character_ids.py", "lm_batches.py", "vocabulary.py", "prefetch.py"))]
 
 
 def _fingerprint(model_config: BiLMConfig, cfg: PretrainConfig, n_sentences: int, n_types: int,
                  world_size: int) -> str:
     """Identifies a run: a checkpoint from a different configuration, corpus, world size or biLM
-    code is never resumed (it would silently stand in for a model the current code never trained)."""
-    code = hashlib.sha256(b"".join(path.read_bytes() for path in _CODE)).hexdigest()
+    code is never resumed (it would silently stand in for a model the current code never trained).
+    The code is hashed without comments and docstrings, which cannot change what it trains."""
+    code = code_fingerprint(_CODE, _PACKAGE)
     blob = json.dumps([model_config.to_options(), cfg.__dict__, n_sentences, n_types, world_size, code],
                       sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -13,7 +13,7 @@ Three tag schemes appear downstream:
   follows conlleval's chunk logic) is given.
 * BIOUL -- ``B``egin / ``I``nside / ``L``ast / ``U``nit-length; what the CRF tagger predicts
   (as allennlp's ``crf_tagger`` with ``label_encoding: BIOUL``), because its transition
-  constraints (:func:`elmo_repro.tasks.crf.allowed_transitions`) make every decoded sequence a
+  constraints (:func:`elmo_repro.nn.crf.allowed_transitions`) make every decoded sequence a
   well-formed set of spans.
 """
 

@@ -1,4 +1,4 @@
-"""ScalarMix (paper §3.2, Eq. 1) and the plumbing that feeds ELMo into a task model.
+"""ScalarMix (paper §3.2, Eq. 1).
 
     ELMo_k^task = gamma^task * sum_j s_j^task * h_{k,j}^LM,   s^task = softmax(w^task)
 
@@ -23,20 +23,37 @@ class ScalarMix(nn.Module):
         n_layers: number of biLM layers mixed (L + 1 for an L-layer biLM).
         do_layer_norm: normalise each layer over its unmasked entries before mixing.
         l2_coef: lambda of the regulariser returned by :meth:`penalty`.
+        fixed_layer: use only this layer (s one-hot; 0 = the char layer, ``n_layers - 1`` = the
+            top layer as bilm-tf's ``use_top_only``): s is not trained and there is no penalty.
+        train_weights: train the layer weights s (ignored with ``fixed_layer``).
+        train_gamma: train the scale gamma (a fixed-layer mix keeps it trainable by default).
+
+    Raises:
+        ValueError: ``fixed_layer`` outside 0..n_layers-1.
     """
 
-    def __init__(self, n_layers: int, do_layer_norm: bool = False, l2_coef: float = 0.0):
+    def __init__(self, n_layers: int, do_layer_norm: bool = False, l2_coef: float = 0.0,
+                 fixed_layer: int | None = None, train_weights: bool = True, train_gamma: bool = True):
         super().__init__()
+        if fixed_layer is not None and not 0 <= fixed_layer < n_layers:
+            raise ValueError(f"fixed_layer {fixed_layer} outside the biLM's layers 0..{n_layers - 1}")
         self.n_layers, self.do_layer_norm, self.l2_coef = n_layers, do_layer_norm, l2_coef
-        self.scalar_parameters = nn.Parameter(torch.zeros(n_layers))
-        self.gamma = nn.Parameter(torch.ones(1))
+        self.fixed_layer = fixed_layer
+        self.scalar_parameters = nn.Parameter(torch.zeros(n_layers),
+                                              requires_grad=train_weights and fixed_layer is None)
+        self.gamma = nn.Parameter(torch.ones(1), requires_grad=train_gamma)
 
     def weights(self) -> torch.Tensor:
-        """The normalised layer weights s, shape (n_layers,), summing to 1."""
+        """The normalised layer weights s, shape (n_layers,), summing to 1 (one-hot when fixed)."""
+        if self.fixed_layer is not None:
+            return nn.functional.one_hot(torch.tensor(self.fixed_layer), self.n_layers).to(self.gamma.dtype)
         return torch.softmax(self.scalar_parameters, dim=0)
 
     def penalty(self) -> torch.Tensor:
-        """``l2_coef * sum(w**2)``, a scalar to add to the task loss (0 when ``l2_coef`` is 0)."""
+        """``l2_coef * sum(w**2)``, a scalar to add to the task loss (0 when ``l2_coef`` is 0 or s
+        is not trained)."""
+        if not self.scalar_parameters.requires_grad:
+            return torch.zeros(())
         return self.l2_coef * (self.scalar_parameters ** 2).sum()
 
     def forward(self, layers: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -58,9 +75,15 @@ class ScalarMix(nn.Module):
             if mask is None:
                 raise ValueError("do_layer_norm needs the token mask")
             layers = _masked_layer_norm(layers, mask)
+        if self.fixed_layer is not None:
+            return self.gamma.to(layers.dtype) * layers[:, self.fixed_layer]  # (B, T, D)
         s = self.weights().to(layers.dtype)                          # (n_layers,)
         mixed = torch.einsum("l,bltd->btd", s, layers)               # (B, T, D)
         return self.gamma.to(layers.dtype) * mixed
+
+    def parameters_report(self) -> dict[str, list[float] | float]:
+        """The learned mix as reported per run: softmax-normalised ``s`` and ``gamma``."""
+        return {"s": [float(x) for x in self.weights().detach()], "gamma": float(self.gamma.detach())}
 
 
 def _masked_layer_norm(layers: torch.Tensor, mask: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
@@ -71,31 +94,3 @@ def _masked_layer_norm(layers: torch.Tensor, mask: torch.Tensor, eps: float = 1e
     centred = (layers - mean[None, :, None, None]) * m
     var = (centred ** 2).sum(dim=(0, 2, 3)) / count
     return centred / torch.sqrt(var + eps)[None, :, None, None]
-
-
-class ElmoInput(nn.Module):
-    """ELMo as a task model uses it: one ScalarMix per insertion point, then dropout.
-
-    The paper (§3.3) concatenates ELMo with the static word vectors at the task model's input and,
-    for some tasks, also with the task RNN's output (a second, separately weighted mix).
-
-    Args:
-        n_layers: biLM layers (L + 1).
-        at_output: also build the second mix for the task model's output.
-        do_layer_norm, l2_coef: see :class:`ScalarMix`.
-        dropout: dropout probability applied to each mixed representation.
-    """
-
-    def __init__(self, n_layers: int, at_output: bool = False, do_layer_norm: bool = False,
-                 l2_coef: float = 0.0, dropout: float = 0.0):
-        super().__init__()
-        count = 2 if at_output else 1
-        self.mixes = nn.ModuleList(ScalarMix(n_layers, do_layer_norm, l2_coef) for _ in range(count))
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, layers: torch.Tensor, mask: torch.Tensor) -> list[torch.Tensor]:
-        """(B, n_layers, T, D), (B, T) -> list of (B, T, D): [input mix] or [input mix, output mix]."""
-        return [self.dropout(mix(layers, mask)) for mix in self.mixes]
-
-    def penalty(self) -> torch.Tensor:
-        return sum(mix.penalty() for mix in self.mixes)

@@ -1,0 +1,359 @@
+"""Task-training speed: examples/s and achieved FLOP/s of each task model (``elmo_repro.tasks``),
+without and with ELMo, at the ``tiny`` and ``paper`` profile sizes; and the fixed cost every run
+pays (process start and imports, MLflow, DVC bookkeeping), which multiplies by the number of runs.
+
+Training is the one trainer's own step (``trainer._train_epoch``: forward, CRF loss, backward,
+gradient clipping, Adam) over batches from ``trainer.train_batches`` (shuffled, length-sorted, as
+a run sees them), after warm-up batches; evaluation is ``trainer.predict`` (``model.predict``,
+Viterbi) over the same sentences in ``eval_batch_size`` batches. The model is built through the
+task contract (``build_vocab``/``encode``/``collate``/``build_model``) from the profile's
+``tasks.<task>`` section. Data: CoNLL-2003 (``<mirror>/conll2003/eng.{train,testa,testb}``) if
+the mirror has it, else the in-repo fixture repeated. Word vectors: random, of the profile's
+``word_vectors.dim`` (50 in both profiles; the paper's NER baseline used 50-d Senna), one per
+distinct word of the three splits (every word pretrained). ELMo: random layers of the profile's
+biLM shape (L+1 = n_layers + 1, D = 2 x projection_dim: tiny 3 x 128, paper 3 x 1024) in an
+HDF5 file of ``features.dtype`` read through ``CachedLayers``, as a run reads its cached layers;
+the profile's ``elmo`` spec (NER: a learned mix at the input).
+
+FLOPs are analytic model FLOPs per real token (a multiply-add = 2; padding, elementwise work,
+embedding look-ups and the optimizer not counted), see :func:`ner_forward_flops`. Training counts
+3x forward (backward ~ 2x forward), evaluation 1x. "% matmul" compares the achieved FLOP/s with a
+square float32 matmul measured in the same process (``bilm_speed.matmul_rate``).
+
+Fixed costs are wall seconds, the best of a few repeats (the machine may be shared).
+
+Usage (from the repository root):
+    .venv/bin/python -m benchmarks.task_speed --quick --threads 1     # < 1 min on 2 CPU cores
+    .venv/bin/python -m benchmarks.task_speed --threads 2 --output benchmarks/results/task_speed.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))                       # benchmarks, workflow, stages
+sys.path.insert(0, str(REPO / "src"))               # elmo_repro, when not installed
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import yaml  # noqa: E402
+
+from benchmarks.bilm_speed import matmul_rate  # noqa: E402
+from elmo_repro.data.conll import read_conll2003  # noqa: E402
+from elmo_repro.elmo.layer_source import CachedLayers  # noqa: E402
+from elmo_repro.experiments.specs import TASKS, ElmoSpec, resolve_elmo  # noqa: E402
+from elmo_repro.tasks.base import SPLITS, get_task  # noqa: E402
+from elmo_repro.training.trainer import (_Split, _train_epoch, build_optimizer, predict,  # noqa: E402
+                                         seed_everything, train_batches)
+from workflow.profile import render  # noqa: E402
+
+FIXTURES = REPO / "tests" / "fixtures"
+SIZES = ("tiny", "paper")
+
+
+@dataclass
+class Plan:
+    warmup: int       # untimed training batches
+    batches: int      # timed training batches
+    repeats: int      # subprocess timings (best of)
+    mlflow_runs: int  # MLflow runs in one process on an existing store
+    dvc_n: int        # stages of the larger DVC pipeline (the smaller has 1)
+
+
+PLANS = {True: Plan(warmup=1, batches=4, repeats=1, mlflow_runs=3, dvc_n=3),
+         False: Plan(warmup=3, batches=30, repeats=3, mlflow_runs=5, dvc_n=10)}
+
+
+# ---- data ------------------------------------------------------------------------------------
+def read_ner_mirror(mirror: Path) -> dict[str, list[dict]] | None:
+    files = dict(zip(SPLITS, ("eng.train", "eng.testa", "eng.testb")))
+    if not all((mirror / "conll2003" / f).is_file() for f in files.values()):
+        return None
+    return {split: read_conll2003(mirror / "conll2003" / f) for split, f in files.items()}
+
+
+MIRROR_READERS = {"ner": read_ner_mirror}          # a task without one is timed on its fixture
+
+
+def load_data(name: str, mirror: Path) -> tuple[dict[str, list[dict]], str]:
+    """The task's splits (real data if the mirror has it, else the fixture, train repeated)."""
+    reader = MIRROR_READERS.get(name)
+    data = reader(mirror) if reader else None
+    if data is not None:
+        return data, f"mirror {mirror}"
+    task = get_task(name)
+    data = {split: task.read(split, FIXTURES / name) for split in SPLITS}
+    return {**data, "train": data["train"] * max(1, 2000 // len(data["train"]))}, "in-repo fixture (repeated)"
+
+
+def random_vectors(task, data: dict[str, list[dict]], dim: int) -> tuple[list[str], np.ndarray]:
+    words = sorted({t for split in data.values() for e in split for t in task.tokens(e)})
+    return words, np.random.default_rng(0).normal(0, 0.5, (len(words), dim)).astype(np.float32)
+
+
+# ---- FLOPs -----------------------------------------------------------------------------------
+def ner_forward_flops(model, chars_per_token: float) -> float:
+    """Forward FLOPs per real token of a ``NerTagger`` (dims read from the model), multiply-add = 2:
+
+        char CNN     2 * E * F * k * c          (conv at each of the word's c real characters)
+        ScalarMix    2 * (L+1) * D per mix      (weighted sum of the L+1 layers; gamma ignored)
+        biLSTM       sum_layers 2 directions * 2 * 4H * (D_in + H)   (gates from [x; h])
+        projection   2 * (2H + D_out) * K
+        CRF          2 * K^2                    (forward algorithm: a K x K mat-vec in the log
+                                                 semiring; Viterbi in eval is the same in max-plus)
+
+    D_in of the first layer = word dim + F (+ D with ELMo at the input), later layers 2H; D_out = D
+    with ELMo at the output, else 0.
+    """
+    conv = model.chars.conv
+    flops = 2 * conv.in_channels * conv.out_channels * conv.kernel_size[0] * chars_per_token
+    if model.elmo is not None:
+        flops += sum(2 * mix.n_layers * (model.elmo.input_dim or model.elmo.output_dim)
+                     for mix in model.elmo.mixes)
+    for lstms in (model.lstm.forward_lstms, model.lstm.backward_lstms):
+        flops += sum(2 * 4 * m.hidden_size * (m.input_size + m.hidden_size) for m in lstms)
+    k = model.crf.num_tags
+    return flops + 2 * model.projection.in_features * k + 2 * k * k
+
+
+FORWARD_FLOPS = {"ner": ner_forward_flops}
+
+
+# ---- training and evaluation -----------------------------------------------------------------
+def write_layers(path: Path, examples_tokens: list[int], shape: tuple[int, int], dtype: str) -> None:
+    """Random (L+1, T_i, D) layers, datasets "0".."N-1", as ``elmo.features`` writes them."""
+    rng = np.random.default_rng(1)
+    with h5py.File(path, "w") as out:
+        for i, n in enumerate(examples_tokens):
+            out.create_dataset(str(i), data=rng.normal(size=(shape[0], n, shape[1])).astype(dtype))
+
+
+def bench_model(name: str, size: str, with_elmo: bool, data, vocab, plan: Plan, tmp: Path) -> dict:
+    """Train ``plan.batches`` batches after ``plan.warmup``, then predict the same sentences."""
+    task, params = get_task(name), render(size)
+    cfg, trainer = params["tasks"][name], params["tasks"][name]["trainer"]
+    train = data["train"]
+    lengths = np.array([len(task.tokens(e)) for e in train])
+    batches = train_batches(lengths, trainer["batch_size"], np.random.default_rng(0))
+    batches = batches[:plan.warmup + plan.batches]
+    chosen = sorted({i for b in batches for i in b})
+    position = {i: p for p, i in enumerate(chosen)}
+    examples = [train[i] for i in chosen]
+    batches = [[position[i] for i in b] for b in batches]
+    spec, layers, shape = None, None, None
+    if with_elmo:
+        spec = resolve_elmo(ElmoSpec.model_validate(params["elmo_specs"]["elmo"]), name)
+        shape = (params["bilm"]["lstm"]["n_layers"] + 1, 2 * params["bilm"]["lstm"]["projection_dim"])
+        path = tmp / f"{name}-{size}.hdf5"
+        write_layers(path, [len(task.tokens(e)) for e in examples], shape, params["features"]["dtype"])
+        layers = CachedLayers(path, expected=len(examples))
+    seed_everything(0)
+    split = _Split(task, examples, task.encode(vocab, examples, training=True), layers)
+    model = task.build_model(cfg["model"], vocab, spec, shape)
+    optimizer = build_optimizer(list(model.parameters()), trainer["optimizer"])
+
+    _train_epoch(model, optimizer, split, batches[:plan.warmup], trainer["grad_clip"], 0)
+    timed = batches[plan.warmup:]
+    start = time.perf_counter()
+    _train_epoch(model, optimizer, split, timed, trainer["grad_clip"], 1)
+    train_s = time.perf_counter() - start
+    predict(model, _Split(task, examples[:8], split.encoded[:8], layers), trainer["eval_batch_size"])
+    start = time.perf_counter()
+    predict(model, split, trainer["eval_batch_size"])
+    eval_s = time.perf_counter() - start
+    if layers is not None:
+        layers.close()
+
+    n_train = sum(len(b) for b in timed)
+    tokens = int(sum(split.lengths[i] for b in timed for i in b))
+    padded = int(sum(len(b) * split.lengths[b].max() for b in timed))
+    chars = np.mean([min(len(t), 50) for e in examples for t in task.tokens(e)])
+    flops = FORWARD_FLOPS[name](model, float(chars))
+    n_params = sum(p.numel() for p in model.parameters())
+    return {"task": name, "size": size, "elmo": with_elmo, "params": n_params,
+            "params_no_embedding": n_params - model.words.weight.numel(),
+            "batch_size": trainer["batch_size"], "timed_batches": len(timed), "timed_examples": n_train,
+            "timed_tokens": tokens, "padding_fraction": 1 - tokens / padded,
+            "train_examples_s": n_train / train_s, "train_tokens_s": tokens / train_s,
+            "eval_examples_s": len(examples) / eval_s, "eval_tokens_s": int(split.lengths.sum()) / eval_s,
+            "forward_flops_per_token": flops, "train_flop_s": 3 * flops * tokens / train_s,
+            "eval_flop_s": flops * int(split.lengths.sum()) / eval_s}
+
+
+# ---- fixed cost per run ----------------------------------------------------------------------
+MLFLOW_PROBE = r"""
+import json, os, sys, time
+import torch  # imported by the stage anyway: not MLflow's cost
+mode, artifacts, params, epochs, runs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+t0 = time.perf_counter()
+import mlflow
+from elmo_repro.tracking import EXPERIMENT, stage_run
+out = {"import_s": time.perf_counter() - t0}
+if mode == "create":
+    t0 = time.perf_counter()
+    mlflow.set_tracking_uri(os.environ["MLFLOW_TRACKING_URI"])
+    mlflow.create_experiment(EXPERIMENT, artifact_location=artifacts)
+    out["create_store_s"] = time.perf_counter() - t0
+out["runs_s"], out["epoch_log_s"] = [], []
+for k in range(runs):
+    t0 = time.perf_counter()
+    with stage_run("train_ner@bench", params, ["tasks.ner"]) as run:   # as stages/train_run.py
+        run.set_tags({"run_id": "bench", "task": "ner", "elmo": "baseline", "seed": "0", "train_fraction": "1.0"})
+        t1 = time.perf_counter()
+        for epoch in range(1, epochs + 1):
+            run.log_metrics({"train_loss": 1.0, "epoch_dev_f1": 50.0, "epoch_seconds": 1.0}, step=epoch)
+        out["epoch_log_s"].append((time.perf_counter() - t1) / epochs)
+        run.log_metrics({"dev_f1": 50.0, "test_f1": 50.0, "best_epoch": 1, "epochs": epochs, "train_seconds": 1.0})
+    out["runs_s"].append(time.perf_counter() - t0)
+print(json.dumps(out))
+"""
+
+
+def wall(cmd: list[str], cwd: Path, env: dict, repeats: int = 1) -> float:
+    """Best wall seconds of ``repeats`` runs of ``cmd`` (which must succeed)."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(cmd, cwd=cwd, env=env, check=True, capture_output=True)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def dvc_repro(n: int, root: Path, env: dict) -> float:
+    """Seconds of ``dvc repro`` in a fresh git + DVC repository of ``n`` stages (one ``foreach``),
+    each a ``python -c`` writing one small output file."""
+    root.mkdir()
+    dvc = str(Path(sys.executable).parent / "dvc")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True, capture_output=True)
+    subprocess.run([dvc, "init", "-q"], cwd=root, env=env, check=True, capture_output=True)
+    stage = {"foreach": list(range(n)),
+             "do": {"cmd": f"{sys.executable} -c \"open('o${{item}}.txt', 'w').write('${{item}}')\"",
+                    "outs": ["o${item}.txt"]}}
+    (root / "dvc.yaml").write_text(yaml.safe_dump({"stages": {"s": stage}}), encoding="utf-8")
+    return wall([dvc, "repro", "-q"], root, env)
+
+
+def fixed_costs(plan: Plan, tmp: Path) -> dict[str, float]:
+    # GIT_OPTIONAL_LOCKS=0: run_tags' `git status` in the checkout must not rewrite its index.
+    env = {**os.environ, "DVC_NO_ANALYTICS": "1", "MLFLOW_DISABLE_TELEMETRY": "true", "GIT_OPTIONAL_LOCKS": "0",
+           "MLFLOW_TRACKING_URI": f"sqlite:///{tmp / 'mlflow.db'}"}
+    py = sys.executable
+    out = {"python_start_s": wall([py, "-c", "pass"], REPO, env, plan.repeats + 2),
+           "stage_imports_s": wall([py, "-c", "import stages.train_run"], REPO, env, plan.repeats)}
+    params = {"profile": "tiny", "tasks": {"ner": render("tiny")["tasks"]["ner"]}}
+    epochs = params["tasks"]["ner"]["trainer"]["epochs"]
+    probes = {}
+    for mode, runs in (("create", 1), ("existing", plan.mlflow_runs)):
+        args = [py, "-c", MLFLOW_PROBE, mode, (tmp / "mlruns").as_uri(), json.dumps(params), str(epochs), str(runs)]
+        done = subprocess.run(args, cwd=REPO, env=env, check=True, capture_output=True, text=True)
+        probes[mode] = json.loads(done.stdout.strip().splitlines()[-1])
+    new, old = probes["create"], probes["existing"]
+    out["mlflow_import_s"] = old["import_s"]
+    out["mlflow_new_store_s"] = new["create_store_s"] + new["runs_s"][0]
+    out["mlflow_first_run_in_process_s"] = old["runs_s"][0]
+    out["mlflow_later_run_s"] = float(np.median(old["runs_s"][1:]))
+    out["mlflow_epoch_log_s"] = float(np.median(old["epoch_log_s"]))
+    out["mlflow_per_run_s"] = out["mlflow_import_s"] + out["mlflow_first_run_in_process_s"]
+    out["dvc_repro_1_stage_s"] = dvc_repro(1, tmp / "dvc1", env)
+    out[f"dvc_repro_{plan.dvc_n}_stages_s"] = dvc_repro(plan.dvc_n, tmp / f"dvc{plan.dvc_n}", env)
+    out["dvc_per_stage_s"] = ((out[f"dvc_repro_{plan.dvc_n}_stages_s"] - out["dvc_repro_1_stage_s"])
+                              / (plan.dvc_n - 1) - out["python_start_s"])
+    out["per_run_total_s"] = out["stage_imports_s"] + out["mlflow_per_run_s"] + out["dvc_per_stage_s"]
+    return out
+
+
+FIXED_NOTES = {
+    "python_start_s": "`python -c pass` (interpreter + site)",
+    "stage_imports_s": "`python -c 'import stages.train_run'` (torch, h5py, the task code; MLflow is lazy)",
+    "mlflow_import_s": "`import mlflow` + elmo_repro.tracking, after torch",
+    "mlflow_new_store_s": "create the SQLite store + experiment, then one run (once per store)",
+    "mlflow_first_run_in_process_s": "stage_run on an existing store, first in a process (every run pays it)",
+    "mlflow_later_run_s": "later stage_runs in the same process (median)",
+    "mlflow_epoch_log_s": "one epoch's log_metrics call (x epochs per run)",
+    "mlflow_per_run_s": "per run: import + first run in a process",
+    "dvc_repro_1_stage_s": "`dvc repro` of a fresh 1-stage pipeline (DVC start + one stage)",
+    "dvc_per_stage_s": "DVC increment per stage: (t_N - t_1)/(N - 1) - python start",
+    "per_run_total_s": "stage imports + MLflow per run + DVC per stage (tiny's epochs logged)",
+}
+
+
+# ---- main ------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="few batches, small DVC pipeline (< 1 min)")
+    parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
+    parser.add_argument("--mirror", type=Path, default=REPO / ".." / "shared" / "data",
+                        help="data mirror (default: ../shared/data from the repo root)")
+    parser.add_argument("--matmul-size", type=int, default=2048, help="side of the square float32 matmul")
+    parser.add_argument("--no-fixed", action="store_true", help="skip the fixed-cost measurements")
+    parser.add_argument("--output", type=Path, help="append one JSON object per table row to this file")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    plan, started = PLANS[args.quick], time.perf_counter()
+    rate = matmul_rate("cpu", args.matmul_size)
+    machine = {"processor": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
+               "torch": torch.__version__, "threads": torch.get_num_threads(),
+               "load_average": os.getloadavg()[0], "matmul_flop_s": rate, "quick": args.quick,
+               "date": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    print(f"# {machine['processor']}, {machine['cpus']} CPUs, torch {torch.__version__}, "
+          f"{machine['threads']} threads, load average {machine['load_average']:.1f}; float32 matmul "
+          f"{rate / 1e9:.1f} GFLOP/s; {'quick' if args.quick else 'full'} run", flush=True)
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="task_speed_") as tmp:
+        for name in TASKS:
+            data, source = load_data(name, args.mirror)
+            task, vocabs = get_task(name), {}
+            for size in SIZES:
+                dim = render(size)["word_vectors"]["dim"]
+                if dim not in vocabs:
+                    vocabs[dim] = task.build_vocab(data["train"], data, random_vectors(task, data, dim), 0)
+                for with_elmo in (False, True):
+                    row = bench_model(name, size, with_elmo, data, vocabs[dim], plan, Path(tmp))
+                    rows.append({**row, "data": source, "word_dim": dim})
+                    print(f"#   {name} {size} {'+ELMo' if with_elmo else 'baseline'} done, "
+                          f"{time.perf_counter() - started:.0f} s", flush=True)
+        fixed = {} if args.no_fixed else fixed_costs(plan, Path(tmp))
+
+    header = ["task", "size", "ELMo", "params (M)", "train ex/s", "train tok/s", "eval tok/s",
+              "GFLOP/token (fwd)", "train GFLOP/s", "% of matmul"]
+    print("\n| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    for r in rows:
+        print(f"| {r['task']} | {r['size']} | {'yes' if r['elmo'] else 'no'} | {r['params'] / 1e6:.2f} | "
+              f"{r['train_examples_s']:,.0f} | {r['train_tokens_s']:,.0f} | {r['eval_tokens_s']:,.0f} | "
+              f"{r['forward_flops_per_token'] / 1e9:.5f} | {r['train_flop_s'] / 1e9:.2f} | "
+              f"{100 * r['train_flop_s'] / rate:.1f}% |")
+    print(f"\n{rows[0]['timed_batches']} timed batches per row after {plan.warmup} warm-up; data: "
+          f"{rows[0]['data']}; train FLOPs = 3 x forward; matmul {args.matmul_size}^2 float32 "
+          f"{rate / 1e9:.1f} GFLOP/s")
+    if fixed:
+        print("\n| fixed cost per run | seconds | what |\n|---|---|---|")
+        for key, value in fixed.items():
+            print(f"| {key} | {value:.3f} | {FIXED_NOTES.get(key, f'`dvc repro` of a fresh {plan.dvc_n}-stage pipeline')} |")
+    print(f"\ntotal {time.perf_counter() - started:.0f} s")
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        with args.output.open("a", encoding="utf-8") as handle:
+            for r in rows:
+                handle.write(json.dumps({"table": "task_speed", **r, "matmul_fraction": r["train_flop_s"] / rate,
+                                         "machine": machine}) + "\n")
+            if fixed:
+                handle.write(json.dumps({"table": "fixed_cost", **fixed, "machine": machine}) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

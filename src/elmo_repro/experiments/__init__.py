@@ -1,0 +1,1 @@
+"""Run specs and table specs: the run matrix as data (see :mod:`.specs`)."""

@@ -1,0 +1,153 @@
+"""The run matrix as data: ELMo specs, run specs, and the table specs that request runs.
+
+A run is (task, ELMo spec, seed, training fraction) and is one DVC stage instance, one Snakemake
+job and one MLflow run. Profiles name ELMo specs (``elmo_specs``) and list, per table, which runs
+that table reads (``tables``); :func:`render_runs` turns them into the ``runs`` section of
+``params.yaml``, grouped in stage families (``train_<task>`` without ELMo, ``train_<task>_elmo``
+with cached ELMo layers), so a run shared by two tables is trained once and a sparse table never
+becomes a Cartesian product nobody reads.
+
+This module imports only pydantic, so the workflow (dvc.yaml rendering, the Snakefile) can use it
+without torch.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+class TaskInfo(NamedTuple):
+    """What the workflow and the tables know of a task without importing its code (torch)."""
+
+    placement: str        # where the paper adds ELMo (§3.3, Table 3); "paper" placements resolve to it
+    metric: str           # the primary metric: metrics.json holds dev_<metric> and test_<metric>
+
+
+# The tasks with code (src/elmo_repro/tasks/<task>).
+TASK_INFO = {"ner": TaskInfo(placement="input", metric="f1")}
+TASKS = tuple(TASK_INFO)
+NO_ELMO = "baseline"                          # the name of "no ELMo" in table specs and run ids
+
+
+class Strict(BaseModel):
+    """A params mapping: unknown keys and wrong types are errors (the key path names them)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class ElmoSpec(Strict):
+    """How a run uses ELMo (paper §3.3, Eq. 1; ablations §5.1–5.2).
+
+    ``mix``: ``learned`` = softmax-normalised layer weights s and scale γ, trained with the L2
+    penalty λ·Σw² (``l2_coef``) toward the uniform average; ``last`` = the top biLM layer only
+    (bilm-tf ``use_top_only``); ``fixed`` = one layer ``layer`` (0 is the context-free char layer).
+    A fixed mix trains no s and adds no penalty but keeps γ trainable, as bilm-tf's top-only mix.
+    ``train_weights`` / ``train_gamma`` switch training of s and γ separately.
+    """
+
+    bilm: Literal["base"] = "base"                   # the fine-tuned biLMs come with domain fine-tuning
+    placement: Literal["input", "output", "both", "paper"] = "paper"
+    mix: Literal["learned", "last", "fixed"] = "learned"
+    layer: int | None = Field(default=None, ge=0)
+    l2_coef: float = Field(default=0.0, ge=0.0)     # λ
+    dropout: float = Field(default=0.5, ge=0.0, lt=1.0)
+    layer_norm: bool = False
+    train_weights: bool = True
+    train_gamma: bool = True
+
+    @model_validator(mode="after")
+    def _layer_matches_mix(self) -> "ElmoSpec":
+        if (self.mix == "fixed") != (self.layer is not None):
+            raise ValueError("layer: set it exactly when mix is 'fixed' (the layer index, 0 = char layer)")
+        return self
+
+
+class RunSpec(Strict):
+    """One run of the matrix. ``elmo`` is None for a run without ELMo (the baseline)."""
+
+    task: str
+    elmo_name: str
+    elmo: ElmoSpec | None
+    seed: int = Field(ge=0)
+    train_fraction: float = Field(gt=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _known_task(self) -> "RunSpec":
+        if self.task not in TASKS:
+            raise ValueError(f"task: unknown task {self.task!r}; known: {', '.join(TASKS)}")
+        if (self.elmo is None) != (self.elmo_name == NO_ELMO):
+            raise ValueError(f"elmo: must be null exactly when elmo_name is {NO_ELMO!r}")
+        if self.elmo is not None and self.elmo.placement == "paper":
+            raise ValueError("elmo.placement: a run's placement is resolved (input, output or both)")
+        return self
+
+    @property
+    def id(self) -> str:
+        return run_id(self.task, self.elmo_name, self.seed, self.train_fraction)
+
+    @property
+    def family(self) -> str:
+        return family(self.task, self.elmo is not None)
+
+
+class TableRuns(Strict):
+    """The runs one table reads: every (task, ELMo spec, seed, fraction) combination listed."""
+
+    tasks: list[str]
+    elmo: list[str] = Field(min_length=1)           # names in elmo_specs, or "baseline" (no ELMo)
+    seeds: list[int] = Field(min_length=1)
+    train_fractions: list[float] = [1.0]
+
+
+def run_id(task: str, elmo_name: str, seed: int, train_fraction: float = 1.0) -> str:
+    """``ner-elmo-s0``; a fraction below 1 adds ``-f<percent>`` (``-f10``). No dots: DVC reads a
+    dot in a foreach key as nesting."""
+    rid = f"{task}-{elmo_name}-s{seed}"
+    if train_fraction < 1.0:
+        rid += f"-f{round(100 * train_fraction, 4):g}".replace(".", "p")
+    return rid
+
+
+def family(task: str, with_elmo: bool) -> str:
+    """The stage family of a run: ``train_<task>`` or ``train_<task>_elmo`` (cached ELMo layers)."""
+    return f"train_{task}_elmo" if with_elmo else f"train_{task}"
+
+
+def resolve_elmo(spec: ElmoSpec, task: str) -> ElmoSpec:
+    """The spec with ``placement: paper`` replaced by the task's placement in the paper."""
+    if spec.placement != "paper":
+        return spec
+    return spec.model_copy(update={"placement": TASK_INFO[task].placement})
+
+
+def render_runs(tables: dict, elmo_specs: dict) -> dict[str, dict[str, dict]]:
+    """The ``runs`` section: ``{family: {run id: run spec as a plain dict}}`` for every run that some
+    table in ``tables`` lists, each once; families and ids in a stable order.
+
+    Raises:
+        ValueError: a table names an ELMo spec that ``elmo_specs`` does not define, or an unknown task.
+    """
+    specs = {name: ElmoSpec.model_validate(value) for name, value in elmo_specs.items()}
+    runs: dict[str, dict[str, dict]] = {}
+    for table_name, table in tables.items():
+        if "runs" not in table:
+            continue
+        wanted = TableRuns.model_validate(table["runs"])
+        for task in wanted.tasks:
+            for name in wanted.elmo:
+                if name != NO_ELMO and name not in specs:
+                    raise ValueError(f"tables.{table_name}.runs.elmo: unknown ELMo spec {name!r}; "
+                                     f"defined: {', '.join([NO_ELMO, *specs])}")
+                elmo = None if name == NO_ELMO else resolve_elmo(specs[name], task)
+                for seed in wanted.seeds:
+                    for fraction in wanted.train_fractions:
+                        spec = RunSpec(task=task, elmo_name=name, elmo=elmo, seed=seed,
+                                       train_fraction=fraction)
+                        runs.setdefault(spec.family, {})[spec.id] = spec.model_dump(mode="json")
+    return {fam: dict(sorted(items.items())) for fam, items in sorted(runs.items())}
+
+
+def all_runs(runs_section: dict) -> dict[str, RunSpec]:
+    """Every run of a rendered ``runs`` section by id (validated)."""
+    return {rid: RunSpec.model_validate(spec) for items in runs_section.values() for rid, spec in items.items()}

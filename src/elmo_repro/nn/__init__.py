@@ -1,0 +1,1 @@
+"""Task-model building blocks: biLSTM, character CNN, CRF."""

@@ -1,0 +1,86 @@
+"""The task contract: what a task supplies to the one trainer (:mod:`elmo_repro.training.trainer`).
+
+A task is a reader, an encoding with its collation, a model and a metric, plus a trivial floor
+scored by the same metric. The trainer owns everything else (epochs, batches, optimizer,
+selection on dev, history, seeding). Baseline and +ELMo are the same task with a different ELMo
+spec: a model receives ``elmo=None`` or a resolved :class:`~elmo_repro.experiments.specs.ElmoSpec`
+and never branches on a variant name.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..experiments.specs import TASKS, ElmoSpec
+
+SPLITS = ("train", "dev", "test")
+
+
+class TaskModel(Protocol):
+    """A task model (an ``nn.Module``).
+
+    ``elmo`` is its :class:`~elmo_repro.elmo.injection.ElmoInjection` or None; ``loss`` includes
+    the ScalarMix penalty; ``predict`` returns one JSON-serialisable prediction (labels or ids,
+    never text) per example of the batch, in batch order.
+    """
+
+    elmo: nn.Module | None
+
+    def loss(self, batch: dict[str, Any]) -> torch.Tensor: ...
+
+    def predict(self, batch: dict[str, Any]) -> list[Any]: ...
+
+
+class Task(Protocol):
+    """One downstream task of the paper's Table 1."""
+
+    name: str                  # registry name, e.g. "ner"
+    title: str                 # the paper's row name, e.g. "NER"
+    metric: str                # primary metric key in score()'s result (metrics.json: dev_<metric>)
+    data_dir: Path             # the prepared data (a stage output)
+    features_dir: Path         # cached ELMo layers, one HDF5 per split, keyed by example index
+
+    def read(self, split: str, data_dir: Path | None = None) -> list[dict]:
+        """Examples of a split in file order (index = ELMo feature key), from ``data_dir``
+        (default: the task's ``data_dir``, a pipeline output)."""
+
+    def tokens(self, example: dict) -> list[str]:
+        """The tokens the biLM embeds for an example (its layers' time axis)."""
+
+    def build_vocab(self, train: list[dict], splits: dict[str, list[dict]], vectors: Any, seed: int) -> Any:
+        """Vocabularies and embedding matrices from the training split (and vectors)."""
+
+    def encode(self, vocab: Any, examples: list[dict], training: bool) -> list[Any]:
+        """Id arrays per example; ``training`` adds the gold targets."""
+
+    def collate(self, encoded: Sequence[Any], layers: list[np.ndarray] | None) -> dict[str, Any]:
+        """Pad a batch; ``layers`` (one (L+1, T_i, D) array per example) become ``batch["elmo"]``."""
+
+    def build_model(self, cfg: dict, vocab: Any, elmo: ElmoSpec | None,
+                    elmo_shape: tuple[int, int] | None) -> nn.Module:
+        """The task model; ``elmo_shape`` = (L+1, D) of the biLM layers when ``elmo`` is set."""
+
+    def score(self, examples: list[dict], predictions: list[Any]) -> dict[str, float]:
+        """The task's metrics (percent) of predictions against the examples' gold labels."""
+
+    def floor(self, train: list[dict], examples: list[dict]) -> list[Any]:
+        """Predictions of the trivial baseline fitted on ``train`` (scored with :meth:`score`)."""
+
+
+def get_task(name: str) -> Task:
+    """The registered task ``name``.
+
+    Raises:
+        ValueError: an unknown task name (the known ones are listed).
+    """
+    # Imported by name, so a stage's static import scan (workflow/imports.py) does not make every
+    # task's runs depend on every task's code: the registry adds the run's own task package.
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; known: {', '.join(TASKS)}")
+    return importlib.import_module(f"{__package__}.{name}").TASK

@@ -1,0 +1,1 @@
+"""The one trainer every task run goes through (:mod:`.trainer`)."""

@@ -1,0 +1,226 @@
+"""The one trainer: every (task, ELMo spec, seed, training fraction) run goes through :func:`train_run`.
+
+It owns what is common to the paper's task models; a task (:class:`elmo_repro.tasks.base.Task`)
+supplies reading, encoding, collation, the model and the metric.
+
+* Seeding: Python, NumPy and torch are seeded with the run's seed before anything random happens;
+  the batch order comes from a NumPy generator seeded with it too. Same seed, same numbers.
+* Training examples: the first ``max_train_examples`` of the training file (a documented cap of
+  small profiles; 0 = all), then, for ``train_fraction`` < 1, a subset of that size drawn with a
+  generator of fixed seed (``SUBSET_SEED``), kept in file order: every seed of a fraction sees the
+  same subset, and the subset of a smaller fraction is part of a larger one's.
+* Batches: each epoch the examples are shuffled, stably sorted by length and cut into batches of
+  ``batch_size`` (similar lengths, little padding), and the batch order is shuffled.
+* Updates: the optimizer from config (Adam, Adadelta or SGD), the gradient norm clipped to
+  ``grad_clip``. A non-finite loss stops the run naming the epoch and batch.
+* Selection: the dev metric after every epoch; the best epoch's weights (the first on ties) are
+  restored and scored on dev and test. Test is scored once, never used for a choice.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..console import Progress
+from ..experiments.specs import RunSpec
+from ..tasks.base import SPLITS, Task
+
+SUBSET_SEED = 20180601          # the training-fraction subset is the same for every run seed
+
+
+@dataclass
+class RunResult:
+    """What a run writes to ``results/runs/<run id>/``."""
+
+    metrics: dict[str, float]                  # dev_<m>, test_<m> for the task's metrics; best_epoch, ...
+    history: list[dict[str, float]]            # per epoch: epoch, train_loss, dev_<metric>
+    mixes: dict[str, dict]                     # ElmoInjection.report() ({} without ELMo)
+    predictions: dict[str, list[Any]]          # dev and test, labels or ids only
+    state_dict: dict[str, torch.Tensor] = field(repr=False, default_factory=dict)
+    seconds: list[float] = field(default_factory=list)   # per-epoch training time (MLflow only)
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's, NumPy's and torch's global generators (initialisation and dropout)."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def select_training(n: int, max_examples: int, fraction: float) -> list[int]:
+    """Indices of the training examples a run uses, in file order (see the module doc).
+
+    Raises:
+        ValueError: a fraction outside (0, 1] or a negative cap.
+    """
+    if not 0.0 < fraction <= 1.0 or max_examples < 0:
+        raise ValueError(f"train_fraction must be in (0, 1] and max_train_examples >= 0, "
+                         f"got {fraction}, {max_examples}")
+    pool = n if max_examples == 0 else min(n, max_examples)
+    if fraction == 1.0:
+        return list(range(pool))
+    keep = max(1, math.floor(fraction * pool))
+    order = np.random.default_rng(SUBSET_SEED).permutation(pool)
+    return sorted(order[:keep].tolist())
+
+
+def train_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator) -> list[list[int]]:
+    """One epoch's batches: shuffle, stable sort by length, cut, shuffle the batch order."""
+    order = rng.permutation(len(lengths))
+    order = order[np.argsort(lengths[order], kind="stable")]
+    batches = [order[i:i + batch_size].tolist() for i in range(0, len(order), batch_size)]
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def eval_batches(lengths: np.ndarray, batch_size: int) -> list[list[int]]:
+    """Length-sorted batches in a fixed order (decoding does not depend on the batch)."""
+    order = np.argsort(lengths, kind="stable")
+    return [order[i:i + batch_size].tolist() for i in range(0, len(order), batch_size)]
+
+
+def build_optimizer(params: list[nn.Parameter], cfg: dict) -> torch.optim.Optimizer:
+    """``cfg``: ``{"name": "adam" | "adadelta" | "sgd", "lr": float, ...}`` (extra keys are passed on).
+
+    Raises:
+        ValueError: an unknown optimizer name.
+    """
+    kwargs = {k: v for k, v in cfg.items() if k != "name"}
+    if cfg["name"] == "adam":
+        # The fused (single-kernel) CPU Adam is ~3x faster than the per-tensor loop, same update rule.
+        return torch.optim.Adam(params, fused=True, **kwargs)
+    if cfg["name"] == "adadelta":
+        return torch.optim.Adadelta(params, **kwargs)
+    if cfg["name"] == "sgd":
+        return torch.optim.SGD(params, **kwargs)
+    raise ValueError(f"unknown optimizer {cfg['name']!r} (adam, adadelta, sgd)")
+
+
+class _Split:
+    """A split ready for batching: examples, their encodings, lengths and ELMo layers."""
+
+    def __init__(self, task: Task, examples: list[dict], encoded: list[Any], layers: Any | None,
+                 index: list[int] | None = None):
+        self.task, self.examples, self.encoded, self.layers = task, examples, encoded, layers
+        self.index = index if index is not None else list(range(len(examples)))  # -> layer-source index
+        self.lengths = np.array([len(task.tokens(e)) for e in examples])
+
+    def batch(self, indices: list[int]) -> dict[str, Any]:
+        layers = self.layers.batch([self.index[i] for i in indices]) if self.layers is not None else None
+        return self.task.collate([self.encoded[i] for i in indices], layers)
+
+
+def predict(model: nn.Module, split: _Split, batch_size: int) -> list[Any]:
+    """The model's predictions for every example of a split, in example order."""
+    model.eval()
+    out: list[Any] = [None] * len(split.examples)
+    for indices in eval_batches(split.lengths, batch_size):
+        for i, prediction in zip(indices, model.predict(split.batch(indices))):
+            out[i] = prediction
+    return out
+
+
+def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]], vectors: Any,
+              layers: dict[str, Any] | None,
+              log_metrics: Callable[[dict[str, float], int], None] | None = None) -> RunResult:
+    """Train one run and score its best-dev-epoch weights on dev and test.
+
+    Args:
+        task: the task (reader, encoding, model, metric).
+        spec: the run (its ELMo spec, seed and training fraction).
+        cfg: ``tasks.<task>``: ``trainer`` (epochs, batch_size, eval_batch_size, optimizer,
+            grad_clip, max_train_examples) and ``model`` (the task model's section).
+        data: ``{"train", "dev", "test"}`` -> examples in file order.
+        vectors: the static word vectors, as the task's ``build_vocab`` takes them.
+        layers: per split, a layer source (:mod:`elmo_repro.elmo.layer_source`) indexed like
+            ``data``; None for a run without ELMo.
+        log_metrics: called as ``log_metrics(metrics, epoch)`` after every epoch with
+            ``train_loss``, ``epoch_dev_<metric>`` and ``epoch_seconds``.
+
+    Returns:
+        The run's :class:`RunResult`; ``metrics`` holds ``dev_*``/``test_*`` of every metric the
+        task scores, ``best_epoch``, ``epochs`` and ``train_examples``.
+
+    Raises:
+        ValueError: ELMo requested without layers (or layers without ELMo); a non-finite loss.
+    """
+    if (spec.elmo is None) != (layers is None):
+        raise ValueError(f"run {spec.id}: ELMo layers must be given exactly when the spec has ELMo")
+    trainer, seed = cfg["trainer"], spec.seed
+    seed_everything(seed)
+    keep = select_training(len(data["train"]), trainer["max_train_examples"], spec.train_fraction)
+    train = [data["train"][i] for i in keep]
+    vocab = task.build_vocab(train, {"train": train, "dev": data["dev"], "test": data["test"]}, vectors, seed)
+    splits = {name: _Split(task, examples, task.encode(vocab, examples, training=name == "train"),
+                           None if layers is None else layers[name], keep if name == "train" else None)
+              for name, examples in (("train", train), ("dev", data["dev"]), ("test", data["test"]))}
+    elmo_shape = None if layers is None else (layers["train"].n_layers, layers["train"].dim)
+    model = task.build_model(cfg["model"], vocab, spec.elmo, elmo_shape)
+    optimizer = build_optimizer(list(model.parameters()), trainer["optimizer"])
+    rng = np.random.default_rng(seed)
+    train_split = splits["train"]
+    metric, eval_size = task.metric, trainer["eval_batch_size"]
+
+    best_score, best_epoch, best_state, best_dev = -math.inf, 0, None, {}
+    history, seconds = [], []
+    n_batches = -(-len(train) // trainer["batch_size"])
+    with Progress(f"{spec.id}", trainer["epochs"] * n_batches, "batches") as progress:
+        for epoch in range(1, trainer["epochs"] + 1):
+            start = time.monotonic()
+            loss = _train_epoch(model, optimizer, train_split,
+                                train_batches(train_split.lengths, trainer["batch_size"], rng),
+                                trainer["grad_clip"], epoch, progress)
+            seconds.append(time.monotonic() - start)
+            dev = task.score(splits["dev"].examples, predict(model, splits["dev"], eval_size))
+            history.append({"epoch": epoch, "train_loss": loss, f"dev_{metric}": dev[metric]})
+            progress.note(f"epoch {epoch} dev {metric} {dev[metric]:.2f}")
+            if log_metrics is not None:
+                # Named apart from the final dev_<metric> so MLflow's latest value is not mistaken for it.
+                log_metrics({"train_loss": loss, f"epoch_dev_{metric}": dev[metric],
+                             "epoch_seconds": seconds[-1]}, epoch)
+            if dev[metric] > best_score:
+                best_score, best_epoch, best_dev = dev[metric], epoch, dev
+                best_state = copy.deepcopy(model.state_dict())
+    model.load_state_dict(best_state)
+    dev_predictions = predict(model, splits["dev"], eval_size)      # decoding is deterministic
+    test_predictions = predict(model, splits["test"], eval_size)
+    test = task.score(splits["test"].examples, test_predictions)
+    metrics = {**{f"dev_{k}": v for k, v in best_dev.items()}, **{f"test_{k}": v for k, v in test.items()},
+               "best_epoch": best_epoch, "epochs": trainer["epochs"], "train_examples": len(train)}
+    return RunResult(metrics=metrics, history=history,
+                     mixes=model.elmo.report() if getattr(model, "elmo", None) is not None else {},
+                     predictions={"dev": dev_predictions, "test": test_predictions},
+                     state_dict=best_state, seconds=seconds)
+
+
+def _train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, split: _Split, batches: list[list[int]],
+                 grad_clip: float, epoch: int, progress: Progress | None = None) -> float:
+    """One pass over the batches; returns the mean training loss per batch.
+
+    Raises:
+        ValueError: a non-finite loss (the epoch and batch are named; nothing is saved after it).
+    """
+    model.train()
+    total = 0.0
+    for number, indices in enumerate(batches, 1):
+        loss = model.loss(split.batch(indices))
+        if not torch.isfinite(loss):
+            raise ValueError(f"non-finite training loss {loss.item()} at epoch {epoch}, batch {number}: "
+                             "lower the learning rate or check the inputs")
+        optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), grad_clip, foreach=True)
+        optimizer.step()
+        total += loss.item()
+        if progress is not None:
+            progress.advance()
+    return total / max(1, len(batches))

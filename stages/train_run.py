@@ -1,0 +1,101 @@
+"""Stage family train_<task>[_elmo]: one run of the matrix, ``python -m stages.train_run --run ID``.
+
+The run (task, ELMo spec, seed, training fraction) is ``runs.<family>.<ID>`` in params.yaml,
+rendered from the table specs by ``python -m workflow.profile``. Reads the task's prepared data,
+``data/vectors/vectors.txt`` and, with ELMo, the task's cached biLM layers (read lazily); trains
+through the one trainer (``elmo_repro.training.trainer``) and writes ``results/runs/<ID>/``:
+
+* ``metrics.json``   dev and test values of the task's metrics (best dev epoch), flat
+* ``history.csv``    per epoch: training loss and dev metric (a DVC plot)
+* ``scalar_mix.json`` softmax-normalised s and γ of every ScalarMix ({} without ELMo)
+* ``spec.json``      the run spec (what the tables group by)
+* ``predictions.json`` dev and test predictions (labels only, never text)
+* ``model.pt``       the selected weights
+
+The MLflow run (tag ``run_id`` = ID) holds the per-epoch metrics and the timings; nothing random
+(an MLflow id, a duration) is written to the DVC-tracked outputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+from pathlib import Path
+
+from elmo_repro.console import log
+from elmo_repro.elmo.layer_source import CachedLayers
+from elmo_repro.experiments.specs import RunSpec
+from elmo_repro.io import InputError, atomic_open, atomic_path, write_json
+from elmo_repro.params import load_params
+from elmo_repro.tasks.base import SPLITS, get_task
+from elmo_repro.tracking import stage_run
+from elmo_repro.training.trainer import train_run
+from elmo_repro.vectors import load_text_vectors
+from stages import stage_args
+
+VECTORS = Path("data/vectors/vectors.txt")
+RUNS_DIR = Path("results/runs")
+
+
+def find_run(params: dict, run_id: str) -> tuple[str, RunSpec]:
+    """The family and spec of ``run_id`` in ``params["runs"]``.
+
+    Raises:
+        InputError: no such run (the known ids of the family are not listed: there may be hundreds).
+    """
+    for family, runs in params["runs"].items():
+        if run_id in runs:
+            return family, RunSpec.model_validate(runs[run_id])
+    raise InputError("params.yaml", f"runs: no run {run_id!r} (re-render with `python -m workflow.profile`)")
+
+
+def write_run(out: Path, spec: RunSpec, result) -> None:
+    """Write a run's outputs atomically, each file on its own (see the module doc)."""
+    import torch
+
+    write_json(out / "spec.json", spec.model_dump(mode="json"))
+    write_json(out / "metrics.json", result.metrics)
+    write_json(out / "scalar_mix.json", result.mixes)
+    write_json(out / "predictions.json", result.predictions)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(result.history[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({k: (f"{v:.6f}" if isinstance(v, float) else v) for k, v in row.items()}
+                     for row in result.history)
+    with atomic_open(out / "history.csv") as handle:
+        handle.write(buffer.getvalue())
+    with atomic_path(out / "model.pt") as tmp:
+        torch.save(result.state_dict, tmp)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--run", required=True, help="run id, a key of runs.<family> in params.yaml")
+    known, rest = parser.parse_known_args(argv)
+    stage_args(__doc__, rest)
+    params = load_params()
+    family, spec = find_run(params, known.run)
+    task = get_task(spec.task)
+    sections = [f"runs.{family}.{spec.id}", f"tasks.{spec.task}"]
+    with stage_run(f"{family}@{spec.id}", params, sections) as run:
+        run.set_tags({"run_id": spec.id, "task": spec.task, "elmo": spec.elmo_name, "seed": str(spec.seed),
+                      "train_fraction": str(spec.train_fraction)})
+        data = {split: task.read(split) for split in SPLITS}
+        layers = None
+        if spec.elmo is not None:
+            layers = {split: CachedLayers(task.features_dir / f"{split}.hdf5", expected=len(data[split]))
+                      for split in SPLITS}
+        result = train_run(task, spec, params["tasks"][spec.task], data, load_text_vectors(VECTORS), layers,
+                           log_metrics=lambda m, step: run.log_metrics(m, step=step))
+        write_run(RUNS_DIR / spec.id, spec, result)
+        run.log_metrics({**{k: v for k, v in result.metrics.items()},
+                         "train_seconds": sum(result.seconds)})
+        metric = task.metric
+        log(f"[{spec.id}] dev {metric} {result.metrics[f'dev_{metric}']:.2f}, test {metric} "
+            f"{result.metrics[f'test_{metric}']:.2f} (best epoch {result.metrics['best_epoch']}/"
+            f"{result.metrics['epochs']}, {sum(result.seconds):.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

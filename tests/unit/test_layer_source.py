@@ -1,0 +1,68 @@
+"""Layer sources: cached HDF5 layers (read lazily) and the live biLM agree within float16 rounding."""
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from elmo_repro.bilm.model import BiLM, BiLMConfig
+from elmo_repro.elmo.features import write_features
+from elmo_repro.elmo.layer_source import CachedLayers
+from elmo_repro.elmo.live_layers import LiveLayers
+from elmo_repro.io import InputError
+
+SENTENCES = [["The", "cat", "sat", "."], ["Hello"], ["EU", "rejects", "German", "call", "to", "boycott"],
+             ["a", "/", "b"], ["The", "cat"]]
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    config = BiLMConfig(filters=((1, 4), (2, 4)), char_dim=4, n_highway=1, cell_dim=8, projection_dim=4, n_layers=2)
+    model = BiLM(config).eval()
+    with torch.no_grad():                      # larger activations so float16 rounding is visible
+        for p in model.parameters():
+            p.mul_(3.0)
+    return model
+
+
+def test_cached_and_live_layers_agree_within_float16_rounding(tmp_path, model):
+    write_features(tmp_path / "f.hdf5", model, SENTENCES, batch_size=2, dtype="float16")
+    cached = CachedLayers(tmp_path / "f.hdf5", expected=len(SENTENCES))
+    live = LiveLayers(model, SENTENCES, cache_words=sorted({w for s in SENTENCES for w in s}))
+    assert (cached.n_layers, cached.dim) == (live.n_layers, live.dim) == (3, 8)
+    order = [4, 0, 2]
+    for a, b in zip(cached.batch(order), live.batch(order)):
+        assert a.dtype == np.float16 and b.dtype == np.float32 and a.shape == b.shape
+        # float16 keeps 11 significant bits: storing x moves it by at most |x|·2^-11 (half an ulp),
+        # or 2^-25 below float16's normal range; 1e-6 absorbs float32 batch-composition noise.
+        bound = np.abs(b) * 2.0 ** -11 + 2.0 ** -25 + 1e-6
+        assert (np.abs(a.astype(np.float32) - b) <= bound).all()
+        assert not np.array_equal(a.astype(np.float32), b)          # the rounding is really there
+
+
+def test_cached_layers_read_lazily(tmp_path, model):
+    write_features(tmp_path / "f.hdf5", model, SENTENCES, dtype="float16")
+    cached = CachedLayers(tmp_path / "f.hdf5")
+    # Nothing is held in memory but the open file: every batch reads its datasets from disk.
+    assert not any(isinstance(v, np.ndarray) for v in vars(cached).values())
+    first = cached.batch([1])[0]
+    with h5py.File(tmp_path / "f.hdf5", "r") as handle:
+        np.testing.assert_array_equal(first, handle["1"][()])
+    cached.close()
+
+
+def test_cached_layers_errors_name_the_file(tmp_path, model):
+    with pytest.raises(InputError, match="missing.hdf5.*not found"):
+        CachedLayers(tmp_path / "missing.hdf5")
+    write_features(tmp_path / "f.hdf5", model, SENTENCES, dtype="float16")
+    with pytest.raises(InputError, match="holds 5 sentences, the split has 6"):
+        CachedLayers(tmp_path / "f.hdf5", expected=6)
+    with h5py.File(tmp_path / "gap.hdf5", "w") as out:
+        out.create_dataset("0", data=np.zeros((3, 1, 8)))
+        out.create_dataset("2", data=np.zeros((3, 1, 8)))
+    with pytest.raises(InputError, match="gap.hdf5.*0..N-1"):
+        CachedLayers(tmp_path / "gap.hdf5")
+    (tmp_path / "junk.hdf5").write_text("not hdf5")
+    with pytest.raises(InputError, match="unreadable"):
+        CachedLayers(tmp_path / "junk.hdf5")

@@ -1,0 +1,315 @@
+"""The params.yaml schema: every section validated, failures name the key path, fast and torch-free."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from elmo_repro.experiments.specs import NO_ELMO, TASKS, render_runs
+from elmo_repro.io import InputError
+from elmo_repro.params import load_params
+from elmo_repro.schema import (EVAL_SPLITS, HELDOUT_TEXTS, LM_SOURCES, SECTIONS, TASK_SCHEMAS,
+                               validate_params, validate_section)
+
+ROOT = Path(__file__).resolve().parents[2]
+PROFILES = ROOT / "workflow" / "profiles"
+REFRESH = "re-render with `python -m workflow.profile --refresh`"
+
+TASK_SECTIONS = {
+    "ner": {
+        "trainer": {"epochs": 4, "batch_size": 32, "eval_batch_size": 128,
+                    "optimizer": {"name": "adam", "lr": 0.001}, "grad_clip": 5.0, "max_train_examples": 0},
+        "model": {"char_embedding_dim": 16, "char_filters": 32, "char_kernel": 3, "lstm_hidden": 100,
+                  "lstm_layers": 1, "dropout": 0.5},
+    },
+}
+ELMO_SPECS = {
+    "elmo": {"placement": "paper", "mix": "learned", "l2_coef": 0.001, "dropout": 0.5, "layer_norm": False},
+    "char_layer": {"placement": "paper", "mix": "fixed", "layer": 0, "dropout": 0.5},
+}
+TABLES = {"table1": {"runs": {"tasks": ["ner"], "elmo": [NO_ELMO, "elmo", "char_layer"], "seeds": [0, 1, 2]},
+                     "elmo": "elmo", "control": "char_layer"}}
+
+
+def _valid() -> dict:
+    """base.yaml's pipeline sections plus the run-matrix sections built here, ``runs`` rendered."""
+    base = yaml.safe_load((PROFILES / "base.yaml").read_text(encoding="utf-8"))
+    params = {"profile": "tiny", **{k: v for k, v in base.items()
+                                    if k not in ("ner", "tasks", "elmo_specs", "tables", "runs")}}
+    params.update(tasks=copy.deepcopy(TASK_SECTIONS), elmo_specs=copy.deepcopy(ELMO_SPECS),
+                  tables=copy.deepcopy(TABLES))
+    params["runs"] = render_runs(params["tables"], params["elmo_specs"])
+    return params
+
+
+@pytest.fixture
+def params() -> dict:
+    return _valid()
+
+
+def _error(params: dict) -> str:
+    with pytest.raises(InputError) as err:
+        validate_params(params)
+    return str(err.value)
+
+
+def test_valid_params_pass(params):
+    validate_params(params)
+    assert set(params) == set(SECTIONS)
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in PROFILES.glob("*.yaml") if p.stem != "base"))
+def test_every_profile_validates(name):
+    from workflow.profile import render
+    validate_params(render(name), f"profile {name}")
+
+
+def test_yaml_int_for_float_accepted(params):
+    params["tasks"]["ner"]["trainer"]["optimizer"]["lr"] = 1
+    params["pretrain"]["grad_clip"] = 10
+    validate_params(params)
+
+
+def test_unknown_key_suggests_the_closest(params):
+    params["tasks"]["ner"]["model"]["lstm_layer"] = 2
+    assert _error(params) == "params.yaml: tasks.ner.model.lstm_layer: unknown key; did you mean lstm_layers?"
+
+
+def test_unknown_key_without_close_match_lists_allowed(params):
+    params["vocab"]["zzz"] = 1
+    assert _error(params) == "params.yaml: vocab.zzz: unknown key; allowed: min_count, max_size"
+
+
+def test_unknown_and_missing_sections(params):
+    del params["word_vectors"]
+    params["pretrian"] = {}
+    message = _error(params)
+    assert "params.yaml: word_vectors: missing section" in message
+    assert "params.yaml: pretrian: unknown section; did you mean pretrain? (known: profile, data," in message
+
+
+def test_missing_key(params):
+    del params["pretrain"]["n_negative_samples"]
+    assert _error(params) == "params.yaml: pretrain.n_negative_samples: missing key"
+
+
+def test_wrong_type(params):
+    params["tasks"]["ner"]["trainer"]["epochs"] = "four"
+    assert _error(params) == "params.yaml: tasks.ner.trainer.epochs: Input should be a valid integer (got 'four')"
+
+
+def test_bool_is_not_an_int(params):
+    params["tasks"]["ner"]["model"]["lstm_hidden"] = True
+    params["word_vectors"]["sg"] = True
+    message = _error(params)
+    assert "word_vectors.sg: Input should be a valid integer (got True)" in message
+    assert "tasks.ner.model.lstm_hidden: Input should be a valid integer (got True)" in message
+
+
+def test_yaml_exponent_without_dot_is_explained(params):
+    params["pretrain"]["learning_rate"] = yaml.safe_load("x: 1e-3")["x"]   # YAML 1.1: a string
+    assert "pretrain.learning_rate: Input should be a valid number (got '1e-3'); " \
+           "YAML reads a number without a dot (1e-3) as text: write 1.0e-3" in _error(params)
+
+
+def test_out_of_domain_numbers(params):
+    params["pretrain"]["n_negative_samples"] = -5
+    params["tasks"]["ner"]["trainer"]["batch_size"] = 0
+    params["tasks"]["ner"]["model"]["dropout"] = 1.0
+    lines = _error(params).splitlines()
+    assert lines == [
+        "params.yaml: pretrain.n_negative_samples: Input should be greater than or equal to 1 (got -5)",
+        "params.yaml: tasks.ner.trainer.batch_size: Input should be greater than or equal to 1 (got 0)",
+        "params.yaml: tasks.ner.model.dropout: Input should be less than 1 (got 1.0)",
+    ]
+
+
+def test_pretrain_needs_a_length(params):
+    params["pretrain"].update(epochs=0, token_budget=0)
+    assert _error(params) == "params.yaml: pretrain.token_budget: must be > 0 when epochs is 0 (or set epochs)"
+
+
+def test_bilm_filters(params):
+    params["bilm"]["char_cnn"]["filters"].append([60, 8])
+    assert _error(params) == \
+        "params.yaml: bilm.char_cnn.filters: widths [60] exceed max_characters_per_token=50"
+    params["bilm"]["char_cnn"]["filters"][-1] = [6]
+    assert "bilm.char_cnn.filters[4]: List should have at least 2 items" in _error(params)
+
+
+def test_data_names(params):
+    params["lm_data"]["train_sources"] = ["brown", "brown"]
+    params["contamination"]["splits"].append("sst_dev")
+    message = _error(params)
+    assert "lm_data.train_sources: listed twice: brown" in message
+    assert f"contamination.splits[{len(params['contamination']['splits']) - 1}]: Input should be " in message
+    assert "(got 'sst_dev'); did you mean sst5_dev?" in message
+
+
+def test_optimizer_options(params):
+    optimizer = params["tasks"]["ner"]["trainer"]["optimizer"]
+    optimizer["momentum"] = 0.9
+    assert _error(params) == "params.yaml: tasks.ner.trainer.optimizer.momentum: only for name: sgd"
+    optimizer.update(name="sgd", weight_decay=0.0001)
+    validate_params(params)
+    optimizer.update(name="adadelta", momentum=None, rho=1.5)
+    assert _error(params) == \
+        "params.yaml: tasks.ner.trainer.optimizer.rho: Input should be less than 1 (got 1.5)"
+    optimizer["name"] = "adagrad"
+    assert "tasks.ner.trainer.optimizer.name: Input should be 'adam', 'adadelta' or 'sgd' (got 'adagrad')" \
+        in _error(params)
+
+
+def test_unknown_task(params):
+    params["tasks"]["pos"] = {}
+    assert _error(params) == "params.yaml: tasks.pos: unknown task; known: ner"
+
+
+def test_table_lists_unknown_task(params):
+    params["tables"]["table1"]["runs"]["tasks"].append("pos")
+    assert _error(params) == "params.yaml: tables.table1.runs.tasks: unknown task 'pos'; known: ner"
+
+
+def test_unknown_table(params):
+    params["tables"]["table9"] = {}
+    assert _error(params) == "params.yaml: tables.table9: unknown table; did you mean table1? (known: table1)"
+
+
+def test_unknown_placement(params):
+    params["elmo_specs"]["elmo"]["placement"] = "top"
+    assert _error(params) == ("params.yaml: elmo_specs.elmo.placement: Input should be 'input', 'output', "
+                              "'both' or 'paper' (got 'top')")
+
+
+def test_elmo_spec_rules(params):
+    params["elmo_specs"]["elmo"]["mix"] = "fixed"           # fixed without a layer
+    params["elmo_specs"]["elmo"]["mixx"] = "learned"
+    lines = _error(params).splitlines()
+    assert lines == ["params.yaml: elmo_specs.elmo.mixx: unknown key; did you mean mix?"]  # schema first
+    del params["elmo_specs"]["elmo"]["mixx"]
+    assert _error(params) == ("params.yaml: elmo_specs.elmo.layer: set it exactly when mix is 'fixed' "
+                              "(the layer index, 0 = char layer)")
+
+
+@pytest.mark.parametrize("name", ["big-elmo", "elmo.v2", NO_ELMO])
+def test_elmo_spec_names(params, name):
+    params["elmo_specs"][name] = {}
+    assert _error(params).startswith(f"params.yaml: elmo_specs.{name}: not a valid ELMo spec name")
+
+
+def test_table_references_unknown_elmo_spec(params):
+    params["tables"]["table1"]["runs"]["elmo"].append("elmo_big")
+    assert _error(params) == "params.yaml: tables.table1.runs.elmo[3]: unknown ELMo spec 'elmo_big'; did you mean elmo?"
+    params["tables"]["table1"]["runs"]["elmo"][3] = "zzz"
+    assert _error(params).endswith(f"unknown ELMo spec 'zzz'; defined: {NO_ELMO}, elmo, char_layer")
+
+
+def test_table1_columns_must_be_listed(params):
+    params["tables"]["table1"]["runs"]["elmo"] = [NO_ELMO, "elmo"]
+    params["runs"] = render_runs(params["tables"], params["elmo_specs"])
+    assert _error(params) == "params.yaml: tables.table1.control: 'char_layer' is not listed in runs.elmo"
+    params["tables"]["table1"]["control"] = None
+    validate_params(params)
+    params["tables"]["table1"]["elmo"] = NO_ELMO
+    assert _error(params) == f"params.yaml: tables.table1.elmo: must name an ELMo spec, not {NO_ELMO!r}"
+    del params["tables"]["table1"]["control"]
+    assert "tables.table1.control: missing key" in _error(params)
+
+
+def test_stale_runs(params):
+    params["tables"]["table1"]["runs"]["seeds"].append(3)
+    assert _error(params) == (f"params.yaml: runs: out of date with tables/elmo_specs; {REFRESH} "
+                              f"(runs.train_ner.ner-{NO_ELMO}-s3: missing)")
+    params = _valid()
+    params["elmo_specs"]["elmo"]["l2_coef"] = 0.01
+    assert _error(params).endswith("(runs.train_ner_elmo.ner-elmo-s0: differs from its rendering)")
+    params = _valid()
+    params["tables"]["table1"]["runs"]["seeds"] = [0]
+    assert _error(params).endswith(f"(runs.train_ner.ner-{NO_ELMO}-s1: no table lists it)")
+    params = _valid()
+    params["runs"]["train_pos"] = {}
+    assert _error(params).endswith("(runs.train_pos: no table lists it)")
+
+
+def test_bad_run_entry_names_its_path(params):
+    run = params["runs"]["train_ner"][f"ner-{NO_ELMO}-s0"]
+    run["seed"] = -1
+    assert _error(params) == (f"params.yaml: runs.train_ner.ner-{NO_ELMO}-s0.seed: "
+                              "Input should be greater than or equal to 0 (got -1)")
+    run["seed"] = 0
+    params["runs"]["train_ner_elmo"]["ner-elmo-s0"]["elmo"]["mixx"] = 1
+    assert _error(params) == "params.yaml: runs.train_ner_elmo.ner-elmo-s0.elmo.mixx: unknown key; did you mean mix?"
+
+
+def test_section_not_a_mapping(params):
+    params["bilm"] = [1, 2]
+    assert _error(params) == "params.yaml: bilm: expected a mapping, got [1, 2]"
+
+
+def test_validate_section(params):
+    validate_section("pretrain", params["pretrain"])
+    with pytest.raises(InputError, match=r"^x\.yaml: features\.dtype: Input should be 'float16' or 'float32' "
+                                         r"\(got 'int8'\)$"):
+        validate_section("features", {"dtype": "int8", "batch_size": 1}, "x.yaml")
+    with pytest.raises(InputError, match="^params.yaml: pretrian: unknown section; did you mean pretrain"):
+        validate_section("pretrian", {})
+
+
+def test_schema_covers_every_task_and_data_name():
+    from elmo_repro.data.eval_text import SPLITS
+    from elmo_repro.data.lm_corpus import HELDOUT, SOURCES
+    assert set(TASK_SCHEMAS) == set(TASKS)
+    assert LM_SOURCES == tuple(SOURCES) and HELDOUT_TEXTS == tuple(HELDOUT) and EVAL_SPLITS == tuple(SPLITS)
+
+
+def _write(path: Path, params: dict) -> Path:
+    path.write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_load_params_validates(tmp_path, params):
+    good = _write(tmp_path / "good.yaml", params)
+    assert load_params(good) == params
+    params["tasks"]["ner"]["model"]["lstm_layer"] = 2
+    bad = _write(tmp_path / "bad.yaml", params)
+    with pytest.raises(InputError, match="lstm_layer: unknown key; did you mean lstm_layers") as err:
+        load_params(bad)
+    assert err.value.path == str(bad) and str(err.value).startswith(f"{bad}: tasks.ner.model.lstm_layer")
+    assert load_params(bad, validate=False)["tasks"]["ner"]["model"]["lstm_layer"] == 2
+
+
+def test_fails_fast_without_torch(tmp_path, params):
+    """A typo fails in a fresh interpreter in well under 5 s, and validation imports no torch,
+    numpy or h5py (checked in a subprocess: this test process has torch from conftest)."""
+    good = _write(tmp_path / "good.yaml", params)
+    params["tasks"]["ner"]["model"]["lstm_layer"] = 2
+    bad = _write(tmp_path / "bad.yaml", params)
+    script = textwrap.dedent("""
+        import sys
+        from elmo_repro.io import InputError
+        from elmo_repro.params import load_params
+        load_params(sys.argv[1])
+        try:
+            load_params(sys.argv[2])
+        except InputError as err:
+            print(err)
+        heavy = sorted({"torch", "numpy", "h5py"} & set(sys.modules))
+        print("heavy:", heavy)
+        load_params(sys.argv[2])   # uncaught: the process fails
+    """)
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script, str(good), str(bad)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    elapsed = time.monotonic() - start
+    assert done.returncode != 0
+    assert f"{bad}: tasks.ner.model.lstm_layer: unknown key; did you mean lstm_layers?" in done.stdout
+    assert "heavy: []" in done.stdout
+    assert "InputError" in done.stderr
+    assert elapsed < 5.0, f"validation took {elapsed:.1f} s"

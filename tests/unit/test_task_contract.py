@@ -1,0 +1,137 @@
+"""The task contract on in-repo fixtures: every registered task trains, saves and evaluates
+through the one trainer and the run stage, without the data mirror (CI covers the task code)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from elmo_repro.elmo.layer_source import CachedLayers
+from elmo_repro.experiments.specs import TASKS, ElmoSpec, RunSpec, render_runs
+from elmo_repro.tasks.base import SPLITS, get_task
+from elmo_repro.training.trainer import train_run
+from elmo_repro.vectors import load_text_vectors
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+# A small configuration per task; a task registered without one fails test_every_task_has_a_fixture.
+CONFIGS = {
+    "ner": {"trainer": {"epochs": 8, "batch_size": 8, "eval_batch_size": 16,
+                        "optimizer": {"name": "adam", "lr": 0.02}, "grad_clip": 5.0, "max_train_examples": 0},
+            "model": {"char_embedding_dim": 8, "char_filters": 8, "char_kernel": 3, "lstm_hidden": 16,
+                      "lstm_layers": 1, "dropout": 0.1}},
+}
+N_LAYERS, DIM = 3, 8
+
+
+def write_layers(path: Path, task, examples, seed=0):
+    """Random (L+1, T, D) float16 layers per example in the feature-file layout."""
+    rng = np.random.default_rng(seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with h5py.File(path, "w") as out:
+        for i, example in enumerate(examples):
+            out.create_dataset(str(i), data=rng.normal(size=(N_LAYERS, len(task.tokens(example)), DIM)).astype("float16"))
+
+
+def test_every_task_has_a_fixture():
+    assert set(CONFIGS) == set(TASKS)
+    for name in TASKS:
+        assert (FIXTURES / name).is_dir(), name
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_task_trains_beats_its_floor_and_reproduces(name, tmp_path):
+    task = get_task(name)
+    data = {split: task.read(split, FIXTURES / name) for split in SPLITS}
+    vectors = load_text_vectors(FIXTURES / name / "vectors.txt")
+    spec = RunSpec(task=name, elmo_name="baseline", elmo=None, seed=0, train_fraction=1.0)
+    logged = []
+    result = train_run(task, spec, CONFIGS[name], data, vectors, None, lambda m, step: logged.append(step))
+    metric = task.metric
+    floor = task.score(data["test"], task.floor(data["train"], data["test"]))[metric]
+    assert 0.0 <= floor < result.metrics[f"test_{metric}"] <= 100.0
+    assert logged == list(range(1, CONFIGS[name]["trainer"]["epochs"] + 1))
+    assert [h["epoch"] for h in result.history] == logged
+    assert result.metrics[f"dev_{metric}"] == max(h[f"dev_{metric}"] for h in result.history)
+    assert len(result.predictions["test"]) == len(data["test"])
+    assert task.score(data["test"], result.predictions["test"])[metric] == result.metrics[f"test_{metric}"]
+    again = train_run(task, spec, CONFIGS[name], data, vectors, None)
+    assert again.metrics == result.metrics and again.history == result.history
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_task_with_cached_elmo_layers(name, tmp_path):
+    task = get_task(name)
+    data = {split: task.read(split, FIXTURES / name) for split in SPLITS}
+    for split in SPLITS:
+        write_layers(tmp_path / f"{split}.hdf5", task, data[split])
+    layers = {split: CachedLayers(tmp_path / f"{split}.hdf5", expected=len(data[split])) for split in SPLITS}
+    elmo = ElmoSpec(placement="both", mix="learned", l2_coef=0.01)
+    spec = RunSpec(task=name, elmo_name="elmo", elmo=elmo, seed=1, train_fraction=0.5)
+    cfg = {**CONFIGS[name], "trainer": {**CONFIGS[name]["trainer"], "epochs": 2}}
+    result = train_run(task, spec, cfg, data, load_text_vectors(FIXTURES / name / "vectors.txt"), layers)
+    assert result.metrics["train_examples"] == len(data["train"]) // 2
+    s = result.mixes["input"]["s"]
+    assert set(result.mixes) == {"input", "output"} and len(s) == N_LAYERS and abs(sum(s) - 1) < 1e-6
+    with pytest.raises(ValueError, match="exactly when"):
+        train_run(task, spec, cfg, data, None, None)
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_run_stage_writes_the_run_folder(name, tmp_path, monkeypatch):
+    """``python -m stages.train_run --run ID`` in a repository laid out like the pipeline's."""
+    import contextlib
+
+    from stages import train_run as stage
+
+    task = get_task(name)
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(FIXTURES / name, task.data_dir)
+    Path("data/vectors").mkdir(parents=True)
+    shutil.copy(FIXTURES / name / "vectors.txt", "data/vectors/vectors.txt")
+    for split in SPLITS:
+        write_layers(task.features_dir / f"{split}.hdf5", task, task.read(split))
+    cfg = {**CONFIGS[name], "trainer": {**CONFIGS[name]["trainer"], "epochs": 2}}
+    tables = {"table1": {"runs": {"tasks": [name], "elmo": ["baseline", "char_layer"], "seeds": [0]}}}
+    params = {"tasks": {name: cfg},
+              "runs": render_runs(tables, {"char_layer": {"mix": "fixed", "layer": 0}})}
+
+    class FakeRun:
+        def __init__(self):
+            self.tags, self.metrics = {}, []
+
+        def set_tags(self, tags):
+            self.tags.update(tags)
+
+        def log_metrics(self, metrics, step=None):
+            self.metrics.append((step, metrics))
+
+    runs = []
+
+    @contextlib.contextmanager
+    def fake_stage_run(stage_name, params, sections):
+        runs.append((stage_name, sections, FakeRun()))
+        yield runs[-1][2]
+
+    monkeypatch.setattr(stage, "stage_run", fake_stage_run)
+    monkeypatch.setattr(stage, "load_params", lambda: params)
+    for run_id in (f"{name}-baseline-s0", f"{name}-char_layer-s0"):
+        stage.main(["--run", run_id, "--threads", "1"])
+        out = Path("results/runs") / run_id
+        assert sorted(p.name for p in out.iterdir()) == ["history.csv", "metrics.json", "model.pt",
+                                                         "predictions.json", "scalar_mix.json", "spec.json"]
+        metrics = json.loads((out / "metrics.json").read_text())
+        assert all(isinstance(v, (int, float)) for v in metrics.values())      # flat
+        assert json.loads((out / "spec.json").read_text())["seed"] == 0
+        assert (out / "history.csv").read_text().splitlines()[0] == f"epoch,train_loss,dev_{task.metric}"
+        assert isinstance(torch.load(out / "model.pt"), dict)
+    (base_name, base_sections, base_run), (char_name, _, char_run) = runs
+    assert base_name == f"train_{name}@{name}-baseline-s0" and char_name == f"train_{name}_elmo@{name}-char_layer-s0"
+    assert base_sections == [f"runs.train_{name}.{name}-baseline-s0", f"tasks.{name}"]
+    assert base_run.tags["run_id"] == f"{name}-baseline-s0"
+    mix = json.loads((Path("results/runs") / f"{name}-char_layer-s0" / "scalar_mix.json").read_text())
+    assert mix["input"]["s"] == [1.0, 0.0, 0.0]                  # layer 0 only; gamma still learned
+    assert json.loads((Path("results/runs") / f"{name}-baseline-s0" / "scalar_mix.json").read_text()) == {}
