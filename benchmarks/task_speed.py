@@ -2,11 +2,11 @@
 without and with ELMo, at the ``tiny`` and ``paper`` profile sizes; and the fixed cost every run
 pays (process start and imports, MLflow, DVC bookkeeping), which multiplies by the number of runs.
 
-Training is the one trainer's own step (``trainer._train_epoch``: forward, CRF loss, backward,
+Training is the one trainer's own step (``trainer.train_epoch``: forward, CRF loss, backward,
 gradient clipping, Adam) over batches from ``trainer.train_batches`` (shuffled, length-sorted, as
 a run sees them), after warm-up batches; evaluation is ``trainer.predict`` (``model.predict``,
 Viterbi) over the same sentences in ``eval_batch_size`` batches. The model is built through the
-task contract (``build_vocab``/``encode``/``collate``/``build_model``) from the profile's
+task contract by the trainer's ``prepare_run`` (vocabularies, encoding, model, optimizer) from the profile's
 ``tasks.<task>`` section. Data: CoNLL-2003 (``<mirror>/conll2003/eng.{train,testa,testb}``) if
 the mirror has it, else the in-repo fixture repeated. Word vectors: random, of the profile's
 ``word_vectors.dim`` (50 in both profiles; the paper's NER baseline used 50-d Senna), one per
@@ -53,10 +53,10 @@ import yaml  # noqa: E402
 from benchmarks.bilm_speed import matmul_rate  # noqa: E402
 from elmo_repro.data.conll import read_conll2003  # noqa: E402
 from elmo_repro.elmo.layer_source import CachedLayers  # noqa: E402
-from elmo_repro.experiments.specs import TASKS, ElmoSpec, resolve_elmo  # noqa: E402
+from elmo_repro.experiments.specs import NO_ELMO, TASKS, ElmoSpec, RunSpec, resolve_elmo  # noqa: E402
 from elmo_repro.tasks.base import SPLITS, get_task  # noqa: E402
-from elmo_repro.training.trainer import (_Split, _train_epoch, build_optimizer, predict,  # noqa: E402
-                                         seed_everything, train_batches)
+from elmo_repro.training.trainer import (EncodedSplit, predict, prepare_run, train_batches,  # noqa: E402
+                                         train_epoch)
 from workflow.profile import render  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"
@@ -140,8 +140,9 @@ def write_layers(path: Path, examples_tokens: list[int], shape: tuple[int, int],
             out.create_dataset(str(i), data=rng.normal(size=(shape[0], n, shape[1])).astype(dtype))
 
 
-def bench_model(name: str, size: str, with_elmo: bool, data, vocab, plan: Plan, tmp: Path) -> dict:
-    """Train ``plan.batches`` batches after ``plan.warmup``, then predict the same sentences."""
+def bench_model(name: str, size: str, with_elmo: bool, data, vectors, plan: Plan, tmp: Path) -> dict:
+    """Train ``plan.batches`` batches after ``plan.warmup``, then predict the same sentences; the
+    run is built by the trainer's own ``prepare_run`` on the sentences of those batches."""
     task, params = get_task(name), render(size)
     cfg, trainer = params["tasks"][name], params["tasks"][name]["trainer"]
     train = data["train"]
@@ -152,24 +153,27 @@ def bench_model(name: str, size: str, with_elmo: bool, data, vocab, plan: Plan, 
     position = {i: p for p, i in enumerate(chosen)}
     examples = [train[i] for i in chosen]
     batches = [[position[i] for i in b] for b in batches]
-    spec, layers, shape = None, None, None
+    elmo, layers = None, None
     if with_elmo:
-        spec = resolve_elmo(ElmoSpec.model_validate(params["elmo_specs"]["elmo"]), name)
+        elmo = resolve_elmo(ElmoSpec.model_validate(params["elmo_specs"]["elmo"]), name)
         shape = (params["bilm"]["lstm"]["n_layers"] + 1, 2 * params["bilm"]["lstm"]["projection_dim"])
         path = tmp / f"{name}-{size}.hdf5"
         write_layers(path, [len(task.tokens(e)) for e in examples], shape, params["features"]["dtype"])
         layers = CachedLayers(path, expected=len(examples))
-    seed_everything(0)
-    split = _Split(task, examples, task.encode(vocab, examples, training=True), layers)
-    model = task.build_model(cfg["model"], vocab, spec, shape)
-    optimizer = build_optimizer(list(model.parameters()), trainer["optimizer"])
+    spec = RunSpec(task=name, elmo_name="elmo" if with_elmo else NO_ELMO, elmo=elmo, seed=0, train_fraction=1.0)
+    # dev and test as in a run, so the word matrix (updated densely by Adam) has a run's rows; they
+    # are never batched here, so their layers are not needed (the train file stands in)
+    subset = {"train": examples, "dev": data["dev"], "test": data["test"]}
+    run = prepare_run(task, spec, {**cfg, "trainer": {**trainer, "max_train_examples": 0}}, subset, vectors,
+                      None if layers is None else {split: layers for split in SPLITS})
+    model, optimizer, split = run.model, run.optimizer, run.splits["train"]
 
-    _train_epoch(model, optimizer, split, batches[:plan.warmup], trainer["grad_clip"], 0)
+    train_epoch(model, optimizer, split, batches[:plan.warmup], trainer["grad_clip"], 0)
     timed = batches[plan.warmup:]
     start = time.perf_counter()
-    _train_epoch(model, optimizer, split, timed, trainer["grad_clip"], 1)
+    train_epoch(model, optimizer, split, timed, trainer["grad_clip"], 1)
     train_s = time.perf_counter() - start
-    predict(model, _Split(task, examples[:8], split.encoded[:8], layers), trainer["eval_batch_size"])
+    predict(model, EncodedSplit(task, examples[:8], split.encoded[:8], layers), trainer["eval_batch_size"])
     start = time.perf_counter()
     predict(model, split, trainer["eval_batch_size"])
     eval_s = time.perf_counter() - start
@@ -316,13 +320,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="task_speed_") as tmp:
         for name in TASKS:
             data, source = load_data(name, args.mirror)
-            task, vocabs = get_task(name), {}
+            task, vectors = get_task(name), {}
             for size in SIZES:
                 dim = render(size)["word_vectors"]["dim"]
-                if dim not in vocabs:
-                    vocabs[dim] = task.build_vocab(data["train"], data, random_vectors(task, data, dim), 0)
+                if dim not in vectors:
+                    vectors[dim] = random_vectors(task, data, dim)
                 for with_elmo in (False, True):
-                    row = bench_model(name, size, with_elmo, data, vocabs[dim], plan, Path(tmp))
+                    row = bench_model(name, size, with_elmo, data, vectors[dim], plan, Path(tmp))
                     rows.append({**row, "data": source, "word_dim": dim})
                     print(f"#   {name} {size} {'+ELMo' if with_elmo else 'baseline'} done, "
                           f"{time.perf_counter() - started:.0f} s", flush=True)

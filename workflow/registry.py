@@ -19,17 +19,17 @@ from typing import Any
 from elmo_repro.data.eval_text import SPLIT_PATHS as EVAL_SPLIT_PATHS
 from elmo_repro.experiments.specs import family
 
-from .imports import code_deps
+from .imports import NOT_OUTPUT_CODE, code_deps
 
 MIRROR = "${data.mirror}"
 BILM = "${bilm_source.path}"  # models/bilm (trained here) or a directory with released ELMo weights
 PKG = "src/elmo_repro"
 
-# Code dependencies come from one import scan (workflow/imports.py): a stage depends on every
-# project file its module imports, transitively. Left out: modules that cannot change an output
-# (log lines, progress, MLflow records) and the params schema, which only refuses bad params
-# before a stage starts (params.py imports it by name, so the scan does not see it).
-NOT_OUTPUT_CODE = [f"{PKG}/console.py", f"{PKG}/tracking.py"]
+# Code dependencies come from the project's one import scan (elmo_repro.fingerprint, through
+# workflow/imports.py): a stage depends on every project file its module imports, transitively.
+# Left out: modules that cannot change an output (NOT_OUTPUT_CODE: log lines, progress, MLflow
+# records) and the params schema, which only refuses bad params before a stage starts (params.py
+# imports it by name, so the scan does not see it; only check_params depends on it).
 # The evaluation splits every training text is checked against (contamination.splits reads them).
 EVAL_MIRROR = [f"{MIRROR}/{path}" for path in EVAL_SPLIT_PATHS]
 # Training stages depend on the contamination report: they never run on a text that failed it.

@@ -38,7 +38,7 @@ def test_optimizer_from_config():
 
 
 def test_non_finite_loss_stops_with_epoch_and_batch():
-    from elmo_repro.training.trainer import _train_epoch
+    from elmo_repro.training.trainer import train_epoch
 
     class Exploding(torch.nn.Module):
         def __init__(self):
@@ -56,4 +56,4 @@ def test_non_finite_loss_stops_with_epoch_and_batch():
 
     model = Exploding()
     with pytest.raises(ValueError, match="epoch 2, batch 3"):
-        _train_epoch(model, torch.optim.SGD(model.parameters(), lr=0.1), Split(), [[0]] * 5, 5.0, epoch=2)
+        train_epoch(model, torch.optim.SGD(model.parameters(), lr=0.1), Split(), [[0]] * 5, 5.0, epoch=2)

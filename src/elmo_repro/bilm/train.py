@@ -67,7 +67,7 @@ from ..console import Progress, log
 from ..data.lm_batches import LMStream, TypeTable
 from ..data.prefetch import Prefetcher
 from ..data.vocabulary import Vocabulary
-from ..fingerprint import code_fingerprint
+from ..fingerprint import NOT_OUTPUT_MODULES, code_fingerprint, local_imports
 from ..io import atomic_path, read_json, write_json
 from .model import BiLM, BiLMConfig
 
@@ -109,12 +109,11 @@ class PretrainConfig:
         return max(1, math.ceil(tokens / (self.batch_size * self.unroll_steps * world_size)))
 
 
-# Code whose edits invalidate a checkpoint: the bilm package and the data modules it imports (the
-# files the pretraining stage depends on). bilm/reference.py is left out: only tests use it.
+# Code whose edits invalidate a checkpoint: what this module runs, found by the project's one
+# import scan (the same files the pretraining stage depends on, less the stage's own entry point),
+# without the modules that only log.
 _PACKAGE = Path(__file__).resolve().parents[1]
-_CODE = [*sorted(path for path in (_PACKAGE / "bilm").glob("*.py") if path.name != "reference.py"),
-         *(_PACKAGE / "data" / name
-           for name in ("character_ids.py", "lm_batches.py", "vocabulary.py", "prefetch.py"))]
+_CODE = sorted(local_imports(Path(__file__)) - set(NOT_OUTPUT_MODULES))
 
 
 def _fingerprint(model_config: BiLMConfig, cfg: PretrainConfig, n_sentences: int, n_types: int,

@@ -105,7 +105,7 @@ def build_optimizer(params: list[nn.Parameter], cfg: dict) -> torch.optim.Optimi
     raise ValueError(f"unknown optimizer {cfg['name']!r} (adam, adadelta, sgd)")
 
 
-class _Split:
+class EncodedSplit:
     """A split ready for batching: examples, their encodings, lengths and ELMo layers."""
 
     def __init__(self, task: Task, examples: list[dict], encoded: list[Any], layers: Any | None,
@@ -119,7 +119,7 @@ class _Split:
         return self.task.collate([self.encoded[i] for i in indices], layers)
 
 
-def predict(model: nn.Module, split: _Split, batch_size: int) -> list[Any]:
+def predict(model: nn.Module, split: EncodedSplit, batch_size: int) -> list[Any]:
     """The model's predictions for every example of a split, in example order."""
     model.eval()
     out: list[Any] = [None] * len(split.examples)
@@ -127,6 +127,40 @@ def predict(model: nn.Module, split: _Split, batch_size: int) -> list[Any]:
         for i, prediction in zip(indices, model.predict(split.batch(indices))):
             out[i] = prediction
     return out
+
+
+@dataclass
+class PreparedRun:
+    """A run ready to train: what :func:`prepare_run` builds, in the order the seed is consumed."""
+
+    model: nn.Module
+    optimizer: torch.optim.Optimizer
+    splits: dict[str, EncodedSplit]
+    rng: np.random.Generator                   # the batch order's generator
+
+
+def prepare_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]], vectors: Any,
+                layers: dict[str, Any] | None) -> PreparedRun:
+    """Seed, select the training examples, build the vocabularies, encode every split, build the
+    model and the optimizer (arguments as :func:`train_run`).
+
+    Raises:
+        ValueError: ELMo requested without layers (or layers without ELMo).
+    """
+    if (spec.elmo is None) != (layers is None):
+        raise ValueError(f"run {spec.id}: ELMo layers must be given exactly when the spec has ELMo")
+    trainer, seed = cfg["trainer"], spec.seed
+    seed_everything(seed)
+    keep = select_training(len(data["train"]), trainer["max_train_examples"], spec.train_fraction)
+    train = [data["train"][i] for i in keep]
+    vocab = task.build_vocab(train, {"train": train, "dev": data["dev"], "test": data["test"]}, vectors, seed)
+    splits = {name: EncodedSplit(task, examples, task.encode(vocab, examples, training=name == "train"),
+                                 None if layers is None else layers[name], keep if name == "train" else None)
+              for name, examples in (("train", train), ("dev", data["dev"]), ("test", data["test"]))}
+    elmo_shape = None if layers is None else (layers["train"].n_layers, layers["train"].dim)
+    model = task.build_model(cfg["model"], vocab, spec.elmo, elmo_shape)
+    optimizer = build_optimizer(list(model.parameters()), trainer["optimizer"])
+    return PreparedRun(model, optimizer, splits, np.random.default_rng(seed))
 
 
 def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]], vectors: Any,
@@ -153,32 +187,21 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
     Raises:
         ValueError: ELMo requested without layers (or layers without ELMo); a non-finite loss.
     """
-    if (spec.elmo is None) != (layers is None):
-        raise ValueError(f"run {spec.id}: ELMo layers must be given exactly when the spec has ELMo")
-    trainer, seed = cfg["trainer"], spec.seed
-    seed_everything(seed)
-    keep = select_training(len(data["train"]), trainer["max_train_examples"], spec.train_fraction)
-    train = [data["train"][i] for i in keep]
-    vocab = task.build_vocab(train, {"train": train, "dev": data["dev"], "test": data["test"]}, vectors, seed)
-    splits = {name: _Split(task, examples, task.encode(vocab, examples, training=name == "train"),
-                           None if layers is None else layers[name], keep if name == "train" else None)
-              for name, examples in (("train", train), ("dev", data["dev"]), ("test", data["test"]))}
-    elmo_shape = None if layers is None else (layers["train"].n_layers, layers["train"].dim)
-    model = task.build_model(cfg["model"], vocab, spec.elmo, elmo_shape)
-    optimizer = build_optimizer(list(model.parameters()), trainer["optimizer"])
-    rng = np.random.default_rng(seed)
+    trainer = cfg["trainer"]
+    run = prepare_run(task, spec, cfg, data, vectors, layers)
+    model, splits = run.model, run.splits
     train_split = splits["train"]
     metric, eval_size = task.metric, trainer["eval_batch_size"]
 
     best_score, best_epoch, best_state, best_dev = -math.inf, 0, None, {}
     history, seconds = [], []
-    n_batches = -(-len(train) // trainer["batch_size"])
+    n_batches = -(-len(train_split.examples) // trainer["batch_size"])
     with Progress(f"{spec.id}", trainer["epochs"] * n_batches, "batches") as progress:
         for epoch in range(1, trainer["epochs"] + 1):
             start = time.monotonic()
-            loss = _train_epoch(model, optimizer, train_split,
-                                train_batches(train_split.lengths, trainer["batch_size"], rng),
-                                trainer["grad_clip"], epoch, progress)
+            loss = train_epoch(model, run.optimizer, train_split,
+                               train_batches(train_split.lengths, trainer["batch_size"], run.rng),
+                               trainer["grad_clip"], epoch, progress)
             seconds.append(time.monotonic() - start)
             dev = task.score(splits["dev"].examples, predict(model, splits["dev"], eval_size))
             history.append({"epoch": epoch, "train_loss": loss, f"dev_{metric}": dev[metric]})
@@ -195,14 +218,14 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
     test_predictions = predict(model, splits["test"], eval_size)
     test = task.score(splits["test"].examples, test_predictions)
     metrics = {**{f"dev_{k}": v for k, v in best_dev.items()}, **{f"test_{k}": v for k, v in test.items()},
-               "best_epoch": best_epoch, "epochs": trainer["epochs"], "train_examples": len(train)}
+               "best_epoch": best_epoch, "epochs": trainer["epochs"], "train_examples": len(train_split.examples)}
     return RunResult(metrics=metrics, history=history,
                      mixes=model.elmo.report() if getattr(model, "elmo", None) is not None else {},
                      predictions={"dev": dev_predictions, "test": test_predictions},
                      state_dict=best_state, seconds=seconds)
 
 
-def _train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, split: _Split, batches: list[list[int]],
+def train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, split: EncodedSplit, batches: list[list[int]],
                  grad_clip: float, epoch: int, progress: Progress | None = None) -> float:
     """One pass over the batches; returns the mean training loss per batch.
 
