@@ -74,6 +74,12 @@ def test_training_learns_is_deterministic_and_resumes_exactly(tmp_path):
     for (name, p), q in zip(model.state_dict().items(), resumed.state_dict().values()):
         assert torch.equal(p, q), name
     assert summary["train_sampled_softmax_loss"] > 0
+    # resumed from its final checkpoint, a finished run trains nothing and reports the same statistics
+    (finished, again_summary), _ = _train(tmp_path, ckpt="a")
+    for p, q in zip(model.state_dict().values(), finished.state_dict().values()):
+        assert torch.equal(p, q)
+    assert {k: v for k, v in again_summary.items() if k != "tokens_per_second"} == \
+        {k: v for k, v in summary.items() if k != "tokens_per_second"}
     save_model(model, vocab, tmp_path / "model")
     loaded, loaded_vocab = load_model(tmp_path / "model")
     assert loaded_vocab.tokens == vocab.tokens

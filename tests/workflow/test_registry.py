@@ -120,3 +120,22 @@ def test_the_import_scan_finds_real_imports():
     assert {"src/elmo_repro/bilm/train.py", "src/elmo_repro/data/prefetch.py",       # via ..data.prefetch
             "src/elmo_repro/bilm/lstm.py", "stages/__init__.py"} <= found
     assert "src/elmo_repro/bilm/token_cache.py" not in found                          # TYPE_CHECKING only
+
+
+def test_refresh_re_renders_the_runs_of_an_edited_params_file(tmp_path):
+    params = profile.render("smoke")
+    params["tables"]["table1"]["runs"]["seeds"] = [0, 7]
+    path = tmp_path / "params.yaml"
+    path.write_text(profile.dump(params, "smoke"), encoding="utf-8")
+    from elmo_repro.io import InputError
+    from elmo_repro.params import load_params
+
+    try:
+        load_params(path)
+        raise AssertionError("a stale runs section must be refused")
+    except InputError as err:
+        assert "runs: out of date" in str(err) and "ner-baseline-s7: missing" in str(err)
+    assert profile.main(["--refresh", "--output", str(path)]) == 0
+    refreshed = load_params(path)
+    assert set(refreshed["runs"]["train_ner"]) == {"ner-baseline-s0", "ner-baseline-s7"}
+    assert refreshed["tables"] == params["tables"] and refreshed["profile"] == "smoke"

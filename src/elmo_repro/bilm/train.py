@@ -282,7 +282,7 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
     rows = ctx.rows(cfg.batch_size)
     states: list = [None, None]
     fingerprint = _fingerprint(model_config, cfg, len(encoded), len(table.types), world)
-    start_batch = 0
+    start_batch, resumed_summary = 0, {}
 
     ckpt_path = Path(checkpoint_dir) / CHECKPOINT
     if ckpt_path.exists():
@@ -297,6 +297,7 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
             states = [None if not s else [(h[rows].to(device), c[rows].to(device)) for h, c in s]
                       for s in ckpt["states"]]
             start_batch = int(ckpt["batch"])
+            resumed_summary = dict(ckpt.get("summary", {}))   # the last logged window's statistics
             for stream in streams:
                 stream.skip(start_batch)
             say(f"resumed from {ckpt_path} at batch {start_batch}")
@@ -321,7 +322,8 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
                 else contextlib.nullcontext())
     model.train()
     window_loss, window_batches, window_start = 0.0, 0, time.monotonic()
-    summary: dict[str, float] = {}
+    # A run resumed from its final checkpoint trains no batch: it reports the statistics saved there.
+    summary: dict[str, float] = resumed_summary
     progress_display = (Progress("pretraining", n_batches, "batches", completed=start_batch) if rank == 0
                         else _Quiet())
     with progress_display as progress, Prefetcher(
@@ -365,7 +367,7 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
                               f"{summary['tokens_per_second']:,.0f} tokens/s")
                 window_loss, window_batches, window_start = 0.0, 0, time.monotonic()
             if done % cfg.checkpoint_every == 0 or done == n_batches:
-                save_checkpoint(ckpt_path, model, optimizer, sampler, states, done, fingerprint, ctx)
+                save_checkpoint(ckpt_path, model, optimizer, sampler, states, done, fingerprint, ctx, summary)
             progress.advance()
     summary["batches"] = float(n_batches)
     summary["target_tokens_per_direction"] = float(n_batches * global_batch * cfg.unroll_steps)
@@ -399,7 +401,8 @@ def init_unigram_bias(model: BiLM, vocab: Vocabulary) -> None:
 
 
 def save_checkpoint(path: Path, model: BiLM, optimizer: torch.optim.Optimizer, sampler: torch.Generator,
-                    states: list, batch: int, fingerprint: str, ctx: _Dist = _Dist()) -> None:
+                    states: list, batch: int, fingerprint: str, ctx: _Dist = _Dist(),
+                    summary: dict[str, float] | None = None) -> None:
     """Write the full training state atomically (temporary file + rename).
 
     Data-parallel: every rank's carried states and random generators are gathered to rank 0,
@@ -428,6 +431,7 @@ def save_checkpoint(path: Path, model: BiLM, optimizer: torch.optim.Optimizer, s
             "torch_rng": [g["torch_rng"] for g in gathered], "sampler_rng": sampler.get_state(),
             "cuda_rng": [g["cuda_rng"] for g in gathered] if cuda else [],
             "states": merged, "batch": batch, "fingerprint": fingerprint, "world_size": ctx.world_size,
+            "summary": dict(summary or {}),
         }
         _save_reproducibly(payload, path)
     if ctx.world_size > 1:
