@@ -49,11 +49,11 @@ def _cfg(batch_size: int) -> PretrainConfig:
                           n_negative_samples=6, checkpoint_every=2, log_every=2)
 
 
-def _worker(rank: int, ports: tuple[int, int], out: str) -> None:
+def _worker(rank: int, port: int, out: str) -> None:
     """One rank, launched as torchrun would (env vars), running every 2-process scenario."""
     torch.set_num_threads(1)
     # CPU ranks with gloo even on a machine with GPUs (torchrun's LOCAL_RANK would pick cuda:rank)
-    os.environ.update(CUDA_VISIBLE_DEVICES="", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(ports[0]),
+    os.environ.update(CUDA_VISIBLE_DEVICES="", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                       WORLD_SIZE=str(WORLD), RANK=str(rank), LOCAL_RANK=str(rank))
     out_dir, vocab = Path(out), _vocab()
     config = _model_config(vocab)
@@ -64,9 +64,9 @@ def _worker(rank: int, ports: tuple[int, int], out: str) -> None:
 
     # pretrain() joins (and leaves) the process group itself from the torchrun environment ...
     train("full", "ckpt_full")
-    # ... or uses the one the caller opened
-    os.environ["MASTER_PORT"] = str(ports[1])
-    torch.distributed.init_process_group("gloo")
+    # ... or uses the one the caller opened (here through a file store: no port to race for)
+    torch.distributed.init_process_group("gloo", init_method=f"file://{out_dir / 'rendezvous'}",
+                                         rank=rank, world_size=WORLD)
     try:
         train("one", "ckpt_one", stop_after=1)
         train("interrupted", "ckpt_resume", stop_after=3)
@@ -75,26 +75,36 @@ def _worker(rank: int, ports: tuple[int, int], out: str) -> None:
         torch.distributed.destroy_process_group()
 
 
-def _free_ports(n: int) -> tuple[int, ...]:
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
+def _free_port() -> int:
+    with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-    ports = tuple(s.getsockname()[1] for s in sockets)
-    for s in sockets:
-        s.close()
-    return ports
+        return s.getsockname()[1]
 
 
-def _spawn(out: Path, timeout: float = 120.0) -> None:
-    context = mp.start_processes(_worker, args=(_free_ports(2), str(out)), nprocs=WORLD, join=False,
-                                 start_method="spawn")
-    deadline = time.monotonic() + timeout
-    while not context.join(timeout=1.0):
-        if time.monotonic() > deadline:
+def _spawn(out: Path, timeout: float = 120.0, attempts: int = 3) -> None:
+    """Run the ranks. pretrain() joins torchrun's env:// rendezvous, whose store binds
+    MASTER_PORT: a port found free can be taken by another process before rank 0 binds it
+    (EADDRINUSE, seen on a busy machine), so that one failure is retried on a new port."""
+    for attempt in range(attempts):
+        context = mp.start_processes(_worker, args=(_free_port(), str(out)), nprocs=WORLD, join=False,
+                                     start_method="spawn")
+        deadline = time.monotonic() + timeout
+        try:
+            while not context.join(timeout=1.0):
+                if time.monotonic() > deadline:
+                    for process in context.processes:
+                        if process.is_alive():
+                            process.kill()
+                    pytest.fail(f"the {WORLD} ranks did not finish within {timeout} s")
+            return
+        except mp.ProcessRaisedException as err:
+            if "EADDRINUSE" not in str(err) and "address already in use" not in str(err).lower():
+                raise
             for process in context.processes:
                 if process.is_alive():
                     process.kill()
-            pytest.fail(f"the {WORLD} ranks did not finish within {timeout} s")
+            if attempt == attempts - 1:
+                raise
 
 
 def _max_diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
