@@ -40,6 +40,7 @@ import argparse
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import h5py
@@ -82,9 +83,11 @@ def select(layers: np.ndarray, output_format: str) -> np.ndarray:
 
 def embed_file(embedder: ElmoEmbedder, input_path: str | Path, output_path: str | Path,
                output_format: str = "all", batch_size: int = 64, dtype: str = "float32",
-               window: int | None = None, overlap: int = DEFAULT_OVERLAP) -> int:
+               window: int | None = None, overlap: int = DEFAULT_OVERLAP,
+               checkpoint: Callable[[], None] | None = None) -> int:
     """Embed every line of ``input_path`` into ``output_path`` (module docstring); returns the
     number of lines. Lines are batched by length (results do not depend on the batch).
+    ``checkpoint()`` is called after every batch (the CLI stops there on a signal).
 
     Raises:
         InputError: unreadable input or invalid UTF-8 (file and line).
@@ -110,9 +113,13 @@ def embed_file(embedder: ElmoEmbedder, input_path: str | Path, output_path: str 
             for i, layers in zip(idx, embedder.embed_batch([sentences[i] for i in idx])):
                 write(i, layers)
             progress.advance(len(idx))
+            if checkpoint is not None:
+                checkpoint()
         for i in long:
             write(i, embedder.embed_long(sentences[i], window, overlap))
             progress.advance(1)
+            if checkpoint is not None:
+                checkpoint()
         write_sentence_index(out, {line: str(i) for i, line in enumerate(lines) if line})
     return len(sentences)
 
@@ -195,20 +202,39 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--window must be larger than twice --overlap (and --overlap >= 0)")
     # A scheduler's SIGTERM (or a closed terminal's SIGHUP) exits through Python's cleanup, so the
     # atomic writer removes its temporary file instead of leaving it beside the output.
-    previous = {signum: signal.signal(signum, lambda number, frame: sys.exit(128 + number))
-                for signum in (signal.SIGTERM, signal.SIGHUP)}
+    interrupt = _Interrupt()
+    previous = {signum: signal.signal(signum, interrupt.handle) for signum in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        return _run(args)
+        return _run(args, interrupt)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 
 
-def _run(args: argparse.Namespace) -> int:
+class _Interrupt:
+    """SIGTERM/SIGHUP as ``SystemExit(128 + signal)``. While the HDF5 file is being written the exit
+    is deferred to the end of the current batch (:meth:`check`): raised inside h5py's own code it
+    could be swallowed there (the run then finished with status 0 after the signal)."""
+
+    def __init__(self) -> None:
+        self.deferred, self.signum = False, 0
+
+    def handle(self, number: int, frame) -> None:
+        if not self.deferred:
+            sys.exit(128 + number)
+        self.signum = number
+
+    def check(self) -> None:
+        if self.signum:
+            sys.exit(128 + self.signum)
+
+
+def _run(args: argparse.Namespace, interrupt: _Interrupt) -> int:
     try:
         embedder = ElmoEmbedder(args.model, args.weight_file, device=args.device)
+        interrupt.deferred = True
         n = embed_file(embedder, args.input, args.output, args.output_format or "all", args.batch_size,
-                       args.dtype, args.window, args.overlap)
+                       args.dtype, args.window, args.overlap, checkpoint=interrupt.check)
     except (InputError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
