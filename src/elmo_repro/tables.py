@@ -97,6 +97,13 @@ def _group(runs: list[Run], task: str, elmo_name: str | None, seeds: list[int], 
             "runs": [r.id for r in chosen]}
 
 
+def _compare(improved: dict[str, Any] | None, other: dict[str, Any] | None) -> float | None:
+    """:func:`welch_p` of two groups' per-seed scores; None when either group has no run."""
+    if improved is None or other is None:
+        return None
+    return welch_p(list(improved["per_seed"].values()), list(other["per_seed"].values()))
+
+
 def table1_rows(paper: list[dict[str, str]], runs: list[Run], floors: dict[str, dict[str, float]],
                 spec: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per paper row, in the paper's order; our values are None where no run exists.
@@ -119,16 +126,12 @@ def table1_rows(paper: list[dict[str, str]], runs: list[Run], floors: dict[str, 
         row: dict[str, Any] = {"task": p["name"], "split": "test", **{f"paper_{k}": v for k, v in p.items()
                                                                        if k not in ("task", "name")}}
         row["floor"] = floors[task][f"test_{metric}"] if metric and task in floors else None
-        for name, group in (("baseline", base), ("elmo", elmo), ("control", control)):
-            row[name] = group
+        row.update(baseline=base, elmo=elmo, control=control)
         both = base is not None and elmo is not None
         row["increase_absolute"] = elmo["mean"] - base["mean"] if both else None
         row["increase_relative"] = relative_error_reduction(base["mean"], elmo["mean"]) if both else None
-        row["welch_p_elmo_vs_baseline"] = (welch_p(list(elmo["per_seed"].values()), list(base["per_seed"].values()))
-                                           if both else None)
-        row["welch_p_elmo_vs_control"] = (welch_p(list(elmo["per_seed"].values()),
-                                                  list(control["per_seed"].values()))
-                                          if elmo is not None and control is not None else None)
+        row["welch_p_elmo_vs_baseline"] = _compare(elmo, base)
+        row["welch_p_elmo_vs_control"] = _compare(elmo, control)
         rows.append(row)
     return rows
 
