@@ -193,7 +193,7 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
     train_split = splits["train"]
     metric, eval_size = task.metric, trainer["eval_batch_size"]
 
-    best_score, best_epoch, best_state, best_dev = -math.inf, 0, None, {}
+    best_score, best_epoch, best_state, best_dev, best_dev_predictions = -math.inf, 0, None, {}, []
     history, seconds = [], []
     n_batches = -(-len(train_split.examples) // trainer["batch_size"])
     with Progress(f"{spec.id}", trainer["epochs"] * n_batches, "batches") as progress:
@@ -203,7 +203,8 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
                                train_batches(train_split.lengths, trainer["batch_size"], run.rng),
                                trainer["grad_clip"], epoch, progress)
             seconds.append(time.monotonic() - start)
-            dev = task.score(splits["dev"].examples, predict(model, splits["dev"], eval_size))
+            dev_predictions = predict(model, splits["dev"], eval_size)
+            dev = task.score(splits["dev"].examples, dev_predictions)
             history.append({"epoch": epoch, "train_loss": loss, f"dev_{metric}": dev[metric]})
             progress.note(f"epoch {epoch} dev {metric} {dev[metric]:.2f}")
             if log_metrics is not None:
@@ -212,16 +213,15 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
                              "epoch_seconds": seconds[-1]}, epoch)
             if dev[metric] > best_score:
                 best_score, best_epoch, best_dev = dev[metric], epoch, dev
-                best_state = copy.deepcopy(model.state_dict())
+                best_state, best_dev_predictions = copy.deepcopy(model.state_dict()), dev_predictions
     model.load_state_dict(best_state)
-    dev_predictions = predict(model, splits["dev"], eval_size)      # decoding is deterministic
     test_predictions = predict(model, splits["test"], eval_size)
     test = task.score(splits["test"].examples, test_predictions)
     metrics = {**{f"dev_{k}": v for k, v in best_dev.items()}, **{f"test_{k}": v for k, v in test.items()},
                "best_epoch": best_epoch, "epochs": trainer["epochs"], "train_examples": len(train_split.examples)}
     return RunResult(metrics=metrics, history=history,
                      mixes=model.elmo.report() if getattr(model, "elmo", None) is not None else {},
-                     predictions={"dev": dev_predictions, "test": test_predictions},
+                     predictions={"dev": best_dev_predictions, "test": test_predictions},
                      state_dict=best_state, seconds=seconds)
 
 
