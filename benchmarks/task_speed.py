@@ -2,21 +2,26 @@
 without and with ELMo, at the ``tiny`` and ``paper`` profile sizes; and the fixed cost every run
 pays (process start and imports, MLflow, DVC bookkeeping), which multiplies by the number of runs.
 
-Training is the one trainer's own step (``trainer.train_epoch``: forward, CRF loss, backward,
+Training is the one trainer's own step (``trainer.train_epoch``: forward, loss, backward,
 gradient clipping, Adam) over batches from ``trainer.train_batches`` (shuffled, length-sorted, as
-a run sees them), after warm-up batches; evaluation is ``trainer.predict`` (``model.predict``,
-Viterbi) over the same sentences in ``eval_batch_size`` batches. The model is built through the
-task contract by the trainer's ``prepare_run`` (vocabularies, encoding, model, optimizer) from the profile's
-``tasks.<task>`` section. Data: CoNLL-2003 (``<mirror>/conll2003/eng.{train,testa,testb}``) if
-the mirror has it, else the in-repo fixture repeated. Word vectors: random, of the profile's
+a run sees them), after warm-up batches; evaluation is ``trainer.predict`` (``model.predict``:
+NER's Viterbi, the classifiers' argmax) over the same examples in ``eval_batch_size`` batches. The
+model is built through the task contract by the trainer's ``prepare_run`` (vocabularies, encoding,
+model, optimizer) from the profile's ``tasks.<task>`` section. Data: the mirror's files if present
+(CoNLL-2003 eng.{train,testa,testb}; SST-5 trees; SNLI dev split by premise as the tiny profile
+does, and test), else the in-repo fixture repeated. Word vectors: random, of the profile's
 ``word_vectors.dim`` (50 in both profiles; the paper's NER baseline used 50-d Senna), one per
 distinct word of the three splits (every word pretrained). ELMo: random layers of the profile's
-biLM shape (L+1 = n_layers + 1, D = 2 x projection_dim: tiny 3 x 128, paper 3 x 1024) in an
-HDF5 file of ``features.dtype`` read through ``CachedLayers``, as a run reads its cached layers;
-the profile's ``elmo`` spec (NER: a learned mix at the input).
+biLM shape (L+1 = n_layers + 1, D = 2 x projection_dim: tiny 3 x 128, paper 3 x 1024) in HDF5
+files of ``features.dtype`` (one per token field) read through ``cached_example_layers``, as a run
+reads its cached layers; the profile's ``elmo`` spec at the task's paper placement (NER: input;
+SST-5 and SNLI: input and output).
 
 FLOPs are analytic model FLOPs per real token (a multiply-add = 2; padding, elementwise work,
-embedding look-ups and the optimizer not counted), see :func:`ner_forward_flops`. Training counts
+embedding look-ups and the optimizer not counted), see :func:`ner_forward_flops`,
+:func:`bcn_forward_flops` and :func:`esim_forward_flops`; for the classifiers the per-sentence
+(pooling, output network) and attention (quadratic in length) terms are spread over the tokens at
+the timed examples' lengths. Training counts
 3x forward (backward ~ 2x forward), evaluation 1x. "% matmul" compares the achieved FLOP/s with a
 square float32 matmul measured in the same process (``bilm_speed.matmul_rate``).
 
@@ -52,9 +57,11 @@ import yaml  # noqa: E402
 
 from benchmarks.bilm_speed import matmul_rate  # noqa: E402
 from elmo_repro.data.conll import read_conll2003  # noqa: E402
-from elmo_repro.elmo.layer_source import CachedLayers  # noqa: E402
+from elmo_repro.data.snli import read_line_files, split_by_premise  # noqa: E402
+from elmo_repro.data.sst import read_trees  # noqa: E402
+from elmo_repro.elmo.layer_source import cached_example_layers, feature_path  # noqa: E402
 from elmo_repro.experiments.specs import NO_ELMO, TASKS, ElmoSpec, RunSpec, resolve_elmo  # noqa: E402
-from elmo_repro.tasks.base import SPLITS, get_task  # noqa: E402
+from elmo_repro.tasks.base import SPLITS, example_length, get_task  # noqa: E402
 from elmo_repro.training.trainer import (EncodedSplit, predict, prepare_run, train_batches,  # noqa: E402
                                          train_epoch)
 from workflow.profile import render  # noqa: E402
@@ -84,7 +91,23 @@ def read_ner_mirror(mirror: Path) -> dict[str, list[dict]] | None:
     return {split: read_conll2003(mirror / "conll2003" / f) for split, f in files.items()}
 
 
-MIRROR_READERS = {"ner": read_ner_mirror}          # a task without one is timed on its fixture
+def read_sst5_mirror(mirror: Path) -> dict[str, list[dict]] | None:
+    trees = mirror / "sst5" / "trees"
+    if not all((trees / f"{split}.txt").is_file() for split in SPLITS):
+        return None
+    return {split: read_trees(trees / f"{split}.txt") for split in SPLITS}
+
+
+def read_snli_mirror(mirror: Path) -> dict[str, list[dict]] | None:
+    files = mirror / "snli" / "esnli_infersent_format"
+    if not (files / "s1.dev").is_file() or not (files / "s1.test").is_file():
+        return None
+    train, dev = split_by_premise(read_line_files(files, "dev"), 500)     # the tiny profile's split
+    return {"train": train, "dev": dev, "test": read_line_files(files, "test")}
+
+
+# A task without one is timed on its fixture.
+MIRROR_READERS = {"ner": read_ner_mirror, "sst5": read_sst5_mirror, "snli": read_snli_mirror}
 
 
 def load_data(name: str, mirror: Path) -> tuple[dict[str, list[dict]], str]:
@@ -99,12 +122,59 @@ def load_data(name: str, mirror: Path) -> tuple[dict[str, list[dict]], str]:
 
 
 def random_vectors(task, data: dict[str, list[dict]], dim: int) -> tuple[list[str], np.ndarray]:
-    words = sorted({t for split in data.values() for e in split for t in task.tokens(e)})
+    words = sorted({t for split in data.values() for e in split for f in task.fields for t in e[f]})
     return words, np.random.default_rng(0).normal(0, 0.5, (len(words), dim)).astype(np.float32)
 
 
 # ---- FLOPs -----------------------------------------------------------------------------------
-def ner_forward_flops(model, chars_per_token: float) -> float:
+def _mix_flops(model) -> float:
+    """ScalarMix: 2 * (L+1) * D per mix and token (the weighted sum of the layers; gamma ignored)."""
+    if model.elmo is None:
+        return 0.0
+    return sum(2 * mix.n_layers * (model.elmo.input_dim or model.elmo.output_dim) for mix in model.elmo.mixes)
+
+
+def _bilstm_flops(bilstm) -> float:
+    """Both directions of every layer: 2 * 4H * (D_in + H) each (gates from [x; h])."""
+    return sum(2 * 4 * m.hidden_size * (m.input_size + m.hidden_size)
+               for lstms in (bilstm.forward_lstms, bilstm.backward_lstms) for m in lstms)
+
+
+def _linear_flops(module) -> float:
+    return sum(2 * m.in_features * m.out_features for m in module.modules() if isinstance(m, torch.nn.Linear))
+
+
+def bcn_forward_flops(model, task, examples: list[dict]) -> float:
+    """Forward FLOPs per real token of a ``BiattentiveClassifier``, at the examples' mean length T:
+
+        pre-encode     2 * D_in * P                    integrator  biLSTM on 3 x 2H inputs
+        encoder        biLSTM on P inputs              self-attn   2 * D_pool (scores)
+        biattention    2 * T * 2H * 2 (logits, weighted sum)       pooling weighted sum 2 * D_pool
+        maxout output  its linear layers, once per sentence: / T
+    """
+    t = float(np.mean([len(e["tokens"]) for e in examples]))
+    attention = 2 * 2 * t * model.encoder.output_dim
+    pooled = model.self_attentive_pooling.in_features
+    return (_mix_flops(model) + _linear_flops(model.pre_encode) + _bilstm_flops(model.encoder) + attention
+            + _bilstm_flops(model.integrator) + 4 * pooled + _linear_flops(model.output) / t)
+
+
+def esim_forward_flops(model, task, examples: list[dict]) -> float:
+    """Forward FLOPs per real token (premise and hypothesis tokens alike) of an ``Esim``:
+
+        encoder and composition biLSTMs on every token; the projection of the 4 x D_e enhancement;
+        the soft alignment, per pair 6 * Tp * Th * D_e (similarity, both weighted sums), and the
+        output network once per pair, both spread over the pair's Tp + Th tokens.
+    """
+    tp = np.array([len(e["premise"]) for e in examples], dtype=float)
+    th = np.array([len(e["hypothesis"]) for e in examples], dtype=float)
+    encoded = model.projection[0].in_features // 4
+    per_pair = 6 * tp * th * encoded + _linear_flops(model.output_hidden) + _linear_flops(model.output_logit)
+    return (_mix_flops(model) + _bilstm_flops(model.encoder) + _linear_flops(model.projection)
+            + _bilstm_flops(model.inference) + float(per_pair.sum() / (tp + th).sum()))
+
+
+def ner_forward_flops(model, task, examples: list[dict]) -> float:
     """Forward FLOPs per real token of a ``NerTagger`` (dims read from the model), multiply-add = 2:
 
         char CNN     2 * E * F * k * c          (conv at each of the word's c real characters)
@@ -115,29 +185,27 @@ def ner_forward_flops(model, chars_per_token: float) -> float:
                                                  semiring; Viterbi in eval is the same in max-plus)
 
     D_in of the first layer = word dim + F (+ D with ELMo at the input), later layers 2H; D_out = D
-    with ELMo at the output, else 0.
+    with ELMo at the output, else 0; c = the examples' mean characters per token (at most 50).
     """
+    chars_per_token = float(np.mean([min(len(t), 50) for e in examples for t in e["tokens"]]))
     conv = model.chars.conv
     flops = 2 * conv.in_channels * conv.out_channels * conv.kernel_size[0] * chars_per_token
-    if model.elmo is not None:
-        flops += sum(2 * mix.n_layers * (model.elmo.input_dim or model.elmo.output_dim)
-                     for mix in model.elmo.mixes)
-    for lstms in (model.lstm.forward_lstms, model.lstm.backward_lstms):
-        flops += sum(2 * 4 * m.hidden_size * (m.input_size + m.hidden_size) for m in lstms)
+    flops += _mix_flops(model) + _bilstm_flops(model.lstm)
     k = model.crf.num_tags
     return flops + 2 * model.projection.in_features * k + 2 * k * k
 
 
-FORWARD_FLOPS = {"ner": ner_forward_flops}
+FORWARD_FLOPS = {"ner": ner_forward_flops, "sst5": bcn_forward_flops, "snli": esim_forward_flops}
 
 
 # ---- training and evaluation -----------------------------------------------------------------
-def write_layers(path: Path, examples_tokens: list[int], shape: tuple[int, int], dtype: str) -> None:
-    """Random (L+1, T_i, D) layers, datasets "0".."N-1", as ``elmo.features`` writes them."""
+def write_layers(features_dir: Path, task, examples: list[dict], shape: tuple[int, int], dtype: str) -> None:
+    """Random (L+1, T_i, D) layers per token field, datasets "0".."N-1", as ``elmo.features`` writes them."""
     rng = np.random.default_rng(1)
-    with h5py.File(path, "w") as out:
-        for i, n in enumerate(examples_tokens):
-            out.create_dataset(str(i), data=rng.normal(size=(shape[0], n, shape[1])).astype(dtype))
+    for field in task.fields:
+        with h5py.File(feature_path(features_dir, "train", field), "w") as out:
+            for i, example in enumerate(examples):
+                out.create_dataset(str(i), data=rng.normal(size=(shape[0], len(example[field]), shape[1])).astype(dtype))
 
 
 def bench_model(name: str, size: str, with_elmo: bool, data, vectors, plan: Plan, tmp: Path) -> dict:
@@ -146,7 +214,7 @@ def bench_model(name: str, size: str, with_elmo: bool, data, vectors, plan: Plan
     task, params = get_task(name), render(size)
     cfg, trainer = params["tasks"][name], params["tasks"][name]["trainer"]
     train = data["train"]
-    lengths = np.array([len(task.tokens(e)) for e in train])
+    lengths = np.array([example_length(task, e) for e in train])
     batches = train_batches(lengths, trainer["batch_size"], np.random.default_rng(0))
     batches = batches[:plan.warmup + plan.batches]
     chosen = sorted({i for b in batches for i in b})
@@ -157,9 +225,10 @@ def bench_model(name: str, size: str, with_elmo: bool, data, vectors, plan: Plan
     if with_elmo:
         elmo = resolve_elmo(ElmoSpec.model_validate(params["elmo_specs"]["elmo"]), name)
         shape = (params["bilm"]["lstm"]["n_layers"] + 1, 2 * params["bilm"]["lstm"]["projection_dim"])
-        path = tmp / f"{name}-{size}.hdf5"
-        write_layers(path, [len(task.tokens(e)) for e in examples], shape, params["features"]["dtype"])
-        layers = CachedLayers(path, expected=len(examples))
+        features_dir = tmp / f"{name}-{size}"
+        features_dir.mkdir(exist_ok=True)
+        write_layers(features_dir, task, examples, shape, params["features"]["dtype"])
+        layers = cached_example_layers(features_dir, "train", task.fields, expected=len(examples))
     spec = RunSpec(task=name, elmo_name="elmo" if with_elmo else NO_ELMO, elmo=elmo, seed=0, train_fraction=1.0)
     # dev and test as in a run, so the word matrix (updated densely by Adam) has a run's rows; they
     # are never batched here, so their layers are not needed (the train file stands in)
@@ -183,8 +252,7 @@ def bench_model(name: str, size: str, with_elmo: bool, data, vectors, plan: Plan
     n_train = sum(len(b) for b in timed)
     tokens = int(sum(split.lengths[i] for b in timed for i in b))
     padded = int(sum(len(b) * split.lengths[b].max() for b in timed))
-    chars = np.mean([min(len(t), 50) for e in examples for t in task.tokens(e)])
-    flops = FORWARD_FLOPS[name](model, float(chars))
+    flops = FORWARD_FLOPS[name](model, task, [examples[i] for b in timed for i in b])
     n_params = sum(p.numel() for p in model.parameters())
     return {"task": name, "size": size, "elmo": with_elmo, "params": n_params,
             "params_no_embedding": n_params - model.words.weight.numel(),

@@ -1,17 +1,23 @@
-"""Stage features_conll2003: ELMo features (all biLM layers) for every CoNLL-2003 sentence.
+"""Stage features_<task>: ELMo features (all biLM layers) of every example of a task,
+``python -m stages.extract_features --task TASK``.
 
 Reads the biLM at ``bilm_source.path`` (``models/bilm``, trained by this pipeline, or a directory
-with the released ELMo ``options.json`` + ``weights.hdf5``) and data/conll2003/{train,dev,test}.jsonl;
-writes
-data/features/conll2003/{train,dev,test}.hdf5 (allennlp ``elmo --all`` layout).
+with the released ELMo ``options.json`` + ``weights.hdf5``) and the task's prepared examples
+(``data/<dir>/{train,dev,test}.jsonl``); writes one HDF5 file per split and per token field the
+biLM embeds (allennlp ``elmo --all`` layout, keyed by example index): ``<split>.hdf5`` for a task
+of single sentences, ``<split>.<field>.hdf5`` for pairs (SNLI: premise and hypothesis, each
+embedded on its own, as the ESIM model reads them).
 """
 
+import argparse
 import time
 from pathlib import Path
 
+from elmo_repro.data.examples import read_examples
 from elmo_repro.elmo.embedder import load_bilm
 from elmo_repro.elmo.features import write_features
-from elmo_repro.data.conll import read_jsonl
+from elmo_repro.elmo.layer_source import feature_path
+from elmo_repro.experiments.specs import TASK_INFO, TASKS
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
 from stages import stage_args
@@ -21,21 +27,26 @@ SPLITS = ("train", "dev", "test")
 
 
 def main(argv: list[str] | None = None) -> None:
-    stage_args(__doc__, argv)
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--task", required=True, choices=TASKS)
+    known, rest = parser.parse_known_args(argv)
+    stage_args(__doc__, rest)
     params = load_params()
-    cfg = params["features"]
-    with stage_run("features_conll2003", params, SECTIONS) as run:
+    cfg, info = params["features"], TASK_INFO[known.task]
+    with stage_run(f"features_{known.task}", params, SECTIONS) as run:
         model = load_bilm(params["bilm_source"]["path"])
         for split in SPLITS:
-            source = Path(f"data/conll2003/{split}.jsonl")
-            sentences = [sentence["tokens"] for sentence in read_jsonl(source)]
-            start = time.monotonic()
-            write_features(f"data/features/conll2003/{split}.hdf5", model, sentences,
-                           cfg["batch_size"], cfg["dtype"])
-            seconds = time.monotonic() - start
-            tokens = sum(len(s) for s in sentences)
-            run.log_metrics({f"{split}_sentences": len(sentences), f"{split}_tokens": tokens,
-                             f"{split}_tokens_per_second": tokens / seconds})
+            examples = read_examples(Path(info.data_dir) / f"{split}.jsonl", info.fields)
+            for field in info.fields:
+                sentences = [example[field] for example in examples]
+                start = time.monotonic()
+                write_features(feature_path(info.features_dir, split, field), model, sentences,
+                               cfg["batch_size"], cfg["dtype"])
+                seconds = time.monotonic() - start
+                tokens = sum(len(s) for s in sentences)
+                prefix = split if field == "tokens" else f"{split}_{field}"
+                run.log_metrics({f"{prefix}_sentences": len(sentences), f"{prefix}_tokens": tokens,
+                                 f"{prefix}_tokens_per_second": tokens / seconds})
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 The run (task, ELMo spec, seed, training fraction) is ``runs.<family>.<ID>`` in params.yaml,
 rendered from the table specs by ``python -m workflow.profile``. Reads the task's prepared data,
-``data/vectors/vectors.txt`` and, with ELMo, the task's cached biLM layers (read lazily); trains
+the static word vectors ``tasks.<task>.vectors`` and, with ELMo, the task's cached biLM layers (read lazily); trains
 through the one trainer (``elmo_repro.training.trainer``) and writes ``results/runs/<ID>/``:
 
 * ``metrics.json``   dev and test values of the task's metrics (best dev epoch), flat
@@ -24,7 +24,7 @@ import io
 from pathlib import Path
 
 from elmo_repro.console import log
-from elmo_repro.elmo.layer_source import CachedLayers
+from elmo_repro.elmo.layer_source import cached_example_layers
 from elmo_repro.experiments.specs import RunSpec
 from elmo_repro.io import InputError, atomic_open, atomic_path, write_json
 from elmo_repro.params import load_params
@@ -34,7 +34,6 @@ from elmo_repro.training.trainer import train_run
 from elmo_repro.vectors import load_text_vectors
 from stages import stage_args
 
-VECTORS = Path("data/vectors/vectors.txt")
 RUNS_DIR = Path("results/runs")
 
 
@@ -65,8 +64,10 @@ def write_run(out: Path, spec: RunSpec, result) -> None:
                      for row in result.history)
     with atomic_open(out / "history.csv") as handle:
         handle.write(buffer.getvalue())
-    with atomic_path(out / "model.pt") as tmp:
-        torch.save(result.state_dict, tmp)
+    # Through a handle: given a path, torch names the zip records after the temporary file, and
+    # equal weights would hash differently on every run (as bilm.train._save_reproducibly).
+    with atomic_path(out / "model.pt") as tmp, open(tmp, "wb") as handle:
+        torch.save(result.state_dict, handle)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -84,9 +85,9 @@ def main(argv: list[str] | None = None) -> None:
         data = {split: task.read(split) for split in SPLITS}
         layers = None
         if spec.elmo is not None:
-            layers = {split: CachedLayers(task.features_dir / f"{split}.hdf5", expected=len(data[split]))
+            layers = {split: cached_example_layers(task.features_dir, split, task.fields, len(data[split]))
                       for split in SPLITS}
-        result = train_run(task, spec, params["tasks"][spec.task], data, load_text_vectors(VECTORS), layers,
+        result = train_run(task, spec, params["tasks"][spec.task], data, load_text_vectors(params["tasks"][spec.task]["vectors"]), layers,
                            log_metrics=lambda m, step: run.log_metrics(m, step=step))
         write_run(RUNS_DIR / spec.id, spec, result)
         run.log_metrics({**{k: v for k, v in result.metrics.items()},

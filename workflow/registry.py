@@ -17,7 +17,7 @@ from typing import Any
 # The one project import here: the mirror paths of the evaluation splits are declared beside their
 # readers (a plain constant, so rendering dvc.yaml needs no third-party package).
 from elmo_repro.data.eval_text import SPLIT_PATHS as EVAL_SPLIT_PATHS
-from elmo_repro.experiments.specs import family
+from elmo_repro.experiments.specs import TASK_INFO, family
 
 from .imports import NOT_OUTPUT_CODE, code_deps
 
@@ -40,9 +40,17 @@ RUNS_DIR = "results/runs"
 PARAMS_CHECK = "results/params_check.json"
 WHOLE_FILE = "params.yaml:"      # DVC: a params entry without keys tracks every key of the file
 
-# The data each task's runs read: prepared examples and the cached biLM layers (issue: a task's
-# features are extracted once per biLM its runs use; today the base biLM).
-TASK_DATA = {"ner": {"data": "data/conll2003", "features": "data/features/conll2003"}}
+# The data each task's runs read: prepared examples and the cached biLM layers (declared beside
+# the task in experiments.specs.TASK_INFO; today one biLM, the base one).
+TASK_DATA = {task: {"data": info.data_dir, "features": info.features_dir} for task, info in TASK_INFO.items()}
+# How each task's examples are prepared from the mirror: stage, what it reads, its params.
+PREPARE = {
+    "ner": ("prepare_conll2003", [f"{MIRROR}/conll2003/eng.train", f"{MIRROR}/conll2003/eng.testa",
+                                  f"{MIRROR}/conll2003/eng.testb"], ["data"], []),
+    "sst5": ("prepare_sst5", [f"{MIRROR}/sst5/trees"], ["data", "tasks.sst5.data"],
+             ["results/metrics/sst5_data.json"]),
+    "snli": ("prepare_snli", [f"{MIRROR}/snli"], ["data", "tasks.snli.data"], ["results/metrics/snli_data.json"]),
+}
 
 
 @dataclass(frozen=True)
@@ -99,13 +107,33 @@ def run_family(task: str, with_elmo: bool) -> Stage:
         args="--run ${key}",
         foreach=f"runs.{name}",
         code=[f"elmo_repro.tasks.{task}"],
-        deps=[TASK_DATA[task]["data"], "data/vectors",
+        deps=[TASK_DATA[task]["data"], f"${{tasks.{task}.vectors}}",
               *([TASK_DATA[task]["features"]] if with_elmo else [])],
         params=[f"runs.{name}.${{key}}", f"tasks.{task}"],
         outs=[f"{out}/model.pt", f"{out}/predictions.json"],
         committed=[f"{out}/spec.json", f"{out}/scalar_mix.json"],
         metrics=[f"{out}/metrics.json"],
         plots=[f"{out}/history.csv"],
+        resources={"gpu": 1, "mem_mb": 32000, "runtime": 240},
+    )
+
+
+def prepare_stage(task: str) -> Stage:
+    """The task's examples from the mirror (``data/<dir>/{train,dev,test}.jsonl``)."""
+    name, deps, params, metrics = PREPARE[task]
+    return Stage(name=name, module=name, deps=deps, params=params, outs=[TASK_DATA[task]["data"]],
+                 metrics=metrics, threads=1, resources={"mem_mb": 4000, "runtime": 10})
+
+
+def features_stage(task: str) -> Stage:
+    """Every biLM layer of every example of the task (one HDF5 per split and token field)."""
+    return Stage(
+        name=f"features_{task}",
+        module="extract_features",
+        args=f"--task {task}",
+        deps=[BILM, TASK_DATA[task]["data"]],
+        params=["features", "bilm_source"],
+        outs=[TASK_DATA[task]["features"]],
         resources={"gpu": 1, "mem_mb": 32000, "runtime": 240},
     )
 
@@ -186,24 +214,6 @@ STAGES: list[Stage] = [
         resources={"gpu": 1, "mem_mb": 32000, "runtime": 120},
     ),
     Stage(
-        name="prepare_conll2003",
-        module="prepare_conll2003",
-        deps=[f"{MIRROR}/conll2003/eng.train",
-              f"{MIRROR}/conll2003/eng.testa", f"{MIRROR}/conll2003/eng.testb"],
-        params=["data"],
-        outs=["data/conll2003"],
-        threads=1,
-        resources={"mem_mb": 4000, "runtime": 10},
-    ),
-    Stage(
-        name="features_conll2003",
-        module="extract_features",
-        deps=[BILM, "data/conll2003"],
-        params=["features", "bilm_source"],
-        outs=["data/features/conll2003"],
-        resources={"gpu": 1, "mem_mb": 32000, "runtime": 240},
-    ),
-    Stage(
         name="word_vectors",
         module="word_vectors",
         deps=["data/lm/train.txt", CONTAMINATION_REPORT],
@@ -212,8 +222,8 @@ STAGES: list[Stage] = [
         threads=1,  # gensim with one worker: bit-identical vectors
         resources={"mem_mb": 16000, "runtime": 240},
     ),
-    *(stage for task in TASK_DATA for stage in (floor_stage(task), run_family(task, False),
-                                                run_family(task, True))),
+    *(stage for task in TASK_DATA for stage in (prepare_stage(task), features_stage(task), floor_stage(task),
+                                                run_family(task, False), run_family(task, True))),
     Stage(
         name="tables",
         module="tables",

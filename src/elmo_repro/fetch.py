@@ -29,6 +29,13 @@ What the layout provides (see README.md, "Fetching the official data"):
     ``valid.txt`` and ``test.txt``. Those files use IOB2 chunk and NER tags (``B-`` opens every
     chunk); they are rewritten to the original IOB1 (:func:`iob2_to_iob1`), which the reader
     ``elmo_repro.data.conll`` documents. Their ``-DOCSTART- -X- -X- O`` lines are kept as is.
+``snli``
+    ``snli/snli_1.0/snli_1.0_{train,dev,test}.jsonl`` from the official zip (the paper profile's
+    ``tasks.snli.data.train_from: official``).
+``glove``
+    ``glove/glove.840B.300d.txt`` (GloVe 840B, the paper profile's SST-5 and SNLI vectors; fetch
+    it with ``--dest data`` for the profile's ``data/glove/...`` path). Its sha256 is not
+    published: ``--allow-unverified`` prints it.
 ``nltk_brown``, ``nltk_abc``
     ``lm_supplement_nltk/corpora/{brown,abc}.zip`` from the nltk_data commit the mirror was
     staged from (the sha256 is that of the mirror's copies, whose md5 matches SOURCE.md).
@@ -142,6 +149,15 @@ MANIFEST: dict[str, Source] = {
     "squad_dev": Source("https://rajpurkar.github.io/SQuAD-explorer/dataset/dev-v1.1.json", 4854279,
                         "95aa6a52d5d6a735563366753ca50492a658031da74f301ac5238b03966972c9",
                         {"squad_v1.1/dev-v1.1.json": ()}),
+    "snli": Source(
+        "https://nlp.stanford.edu/projects/snli/snli_1.0.zip", 94550081,
+        "afb3d70a5af5d8de0d9d81e2637e0fb8c22d1235c2749d83125ca43dab0dbd3e",
+        {f"snli/snli_1.0/snli_1.0_{split}.jsonl": (f"snli_1.0/snli_1.0_{split}.jsonl",)
+         for split in ("train", "dev", "test")}),
+    "glove": Source(
+        "https://nlp.stanford.edu/data/glove.840B.300d.zip", 2176768927, None,
+        {"glove/glove.840B.300d.txt": ("glove.840B.300d.txt",)},
+        note="sha256 not published by Stanford NLP"),
     "sst": Source(
         "https://nlp.stanford.edu/sentiment/trainDevTestTrees_PTB.zip", None, None,
         {f"sst5/trees/{split}.txt": (f"trees/{split}.txt",) for split in ("train", "dev", "test")},

@@ -176,6 +176,14 @@ class OptimizerConfig(Strict):
         return self
 
 
+class PlateauConfig(Strict):
+    """Halve (``factor``) the learning rate when the dev metric has not improved for ``patience``
+    epochs (torch ReduceLROnPlateau, mode max; ESIM's allennlp schedule: 0.5, 0)."""
+
+    factor: float = Field(gt=0, lt=1)
+    patience: int = Field(ge=0)
+
+
 class TrainerConfig(Strict):
     """``tasks.<task>.trainer`` (training.trainer)."""
 
@@ -185,6 +193,10 @@ class TrainerConfig(Strict):
     optimizer: OptimizerConfig
     grad_clip: float = Field(gt=0)                       # gradient-norm clip
     max_train_examples: int = Field(ge=0)                # 0 = all
+    lr_plateau: PlateauConfig | None = None              # None: a constant learning rate
+
+
+VectorsPath = Annotated[str, Field(min_length=1)]        # a word2vec/GloVe text file
 
 
 class NerModelConfig(Strict):
@@ -197,11 +209,69 @@ class NerModelConfig(Strict):
 
 
 class NerConfig(Strict):
+    vectors: VectorsPath
     trainer: TrainerConfig
     model: NerModelConfig
 
 
-TASK_SCHEMAS: dict[str, type[Strict]] = {"ner": NerConfig}   # one per experiments.specs.TASKS
+class Sst5DataConfig(Strict):
+    phrases: bool                                        # train on every subtree (allennlp use_subtrees)
+
+
+class BcnModelConfig(Strict):
+    """The biattentive classification network (tasks/sst5/model.py)."""
+
+    freeze_embeddings: bool                              # the original keeps GloVe fixed
+    embedding_dropout: float = Field(ge=0, lt=1)
+    pre_encode_dim: int = Field(ge=1)
+    pre_encode_dropout: float = Field(ge=0, lt=1)
+    encoder_hidden: int = Field(ge=1)                    # per direction
+    integrator_hidden: int = Field(ge=1)
+    integrator_dropout: float = Field(ge=0, lt=1)
+    output_dims: list[Annotated[int, Field(ge=1)]]       # hidden maxout widths (then one of 5 classes)
+    output_pool_size: int = Field(ge=1)
+    output_dropout: list[Annotated[float, Field(ge=0, lt=1)]]   # one per maxout layer, the last included
+
+    @model_validator(mode="after")
+    def _check(self) -> "BcnModelConfig":
+        if len(self.output_dropout) != len(self.output_dims) + 1:
+            raise ValueError(f"output_dropout: one rate per maxout layer ({len(self.output_dims) + 1}: "
+                             f"the output_dims and the class layer), got {len(self.output_dropout)}")
+        return self
+
+
+class Sst5Config(Strict):
+    vectors: VectorsPath
+    data: Sst5DataConfig
+    trainer: TrainerConfig
+    model: BcnModelConfig
+
+
+class SnliDataConfig(Strict):
+    train_from: Literal["dev", "official"]               # dev: the mirror's dev minus a selection slice
+    selection_premises: int = Field(ge=1)                # premises of the selection slice (train_from: dev)
+
+
+class EsimModelConfig(Strict):
+    """ESIM (tasks/snli/model.py)."""
+
+    freeze_embeddings: bool
+    dropout: float = Field(ge=0, lt=1)
+    encoder_hidden: int = Field(ge=1)                    # per direction
+    projection_dim: int = Field(ge=1)
+    inference_hidden: int = Field(ge=1)
+    output_hidden: int = Field(ge=1)
+
+
+class SnliConfig(Strict):
+    vectors: VectorsPath
+    data: SnliDataConfig
+    trainer: TrainerConfig
+    model: EsimModelConfig
+
+
+TASK_SCHEMAS: dict[str, type[Strict]] = {"ner": NerConfig, "sst5": Sst5Config,   # one per TASKS
+                                         "snli": SnliConfig}
 TasksSection = create_model("TasksSection", __base__=Strict,
                             **{task: (schema, ...) for task, schema in TASK_SCHEMAS.items()})
 

@@ -180,10 +180,13 @@ def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], pape
     return "\n".join([
         f"# Table 1 (profile `{profile}`)",
         "",
-        "Test-set results; model selection on dev (CoNLL-2003 NER: entity span F1 on eng.testb, "
-        "selected on eng.testa). Ours: mean ± sample std over seeds "
+        "Test-set results; model selection on dev: CoNLL-2003 NER entity span F1 on eng.testb, selected "
+        "on eng.testa; SST-5 sentence accuracy on test, selected on dev; SNLI accuracy on test, selected "
+        "on a slice of SNLI dev (the profile's `tasks.snli.data`; without the training split, the tiny "
+        "profile trains on the rest of SNLI dev). Ours: mean ± sample std over seeds "
         f"({', '.join(map(str, spec['runs']['seeds']))}); — = not run yet. Floor: the task's trivial "
-        "baseline scored by the same metric (NER: each token's most frequent training tag). Char layer: "
+        "baseline scored by the same metric (NER: each token's most frequent training tag; SST-5 and "
+        "SNLI: the training set's majority class). Char layer: "
         "+ELMo with only the biLM's context-free layer 0 (a control: what ELMo adds without context). "
         "Relative increase = error reduction (+ELMo − baseline) / (100 − baseline). p: two-sided Welch "
         "t-test over seeds (p < 0.05: the difference exceeds seed noise). "

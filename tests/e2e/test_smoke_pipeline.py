@@ -35,18 +35,22 @@ def stale_stages(repo: Path) -> tuple[set[str], set[str]]:
     return changed, stale
 
 
-RUNS = {"ner-baseline-s0", "ner-elmo-s0", "ner-char_layer-s0"}
+TASK_ROWS = {"ner": 4, "sst5": 5, "snli": 1}                  # task -> its row in the paper's Table 1
+RUNS = {f"{task}-{elmo}-s0" for task in TASK_ROWS for elmo in ("baseline", "elmo", "char_layer")}
 
 
-def test_table_has_the_ner_row_and_perplexity(smoke_repo):
+def test_table_has_the_task_rows_and_perplexity(smoke_repo):
     table = json.loads((smoke_repo / "results/tables/table1.json").read_text())
     assert table["profile"] == "smoke"
     assert [r["task"] for r in table["rows"]] == ["SQuAD", "SNLI", "SRL", "Coref", "NER", "SST-5"]
-    row = table["rows"][4]
-    for key in ("baseline", "elmo", "control"):
-        assert 0.0 < row[key]["mean"] <= 100.0 and list(row[key]["per_seed"]) == ["0"]
-    assert 0.0 < row["floor"] < 100.0
-    assert {r for key in ("baseline", "elmo", "control") for r in row[key]["runs"]} == RUNS
+    for task, index in TASK_ROWS.items():
+        row = table["rows"][index]
+        for key in ("baseline", "elmo", "control"):
+            assert 0.0 < row[key]["mean"] <= 100.0 and list(row[key]["per_seed"]) == ["0"]
+        assert 0.0 < row["floor"] < 100.0
+        assert {r for key in ("baseline", "elmo", "control") for r in row[key]["runs"]} == {
+            f"{task}-{elmo}-s0" for elmo in ("baseline", "elmo", "char_layer")}
+    assert table["rows"][0]["baseline"] is None                    # SQuAD: no runs yet
     ppl = table["perplexity"]
     assert ppl["perplexity"] < ppl["unigram_perplexity"], "the biLM must beat the unigram model"
     assert ppl["heldout_tokens"] <= 5000
@@ -63,7 +67,7 @@ def test_every_stage_logged_an_mlflow_run(smoke_repo):
         assert stages == {s.name for s in expanded}
         tagged = {value for (value,) in db.execute("SELECT t.value FROM tags t JOIN runs r ON r.run_uuid = t.run_uuid "
                                                    "WHERE t.key = 'run_id' AND r.status = 'FINISHED'")}
-        assert tagged == RUNS | {"ner-floor"}                      # each run found by its run id tag
+        assert tagged == RUNS | {f"{task}-floor" for task in TASK_ROWS}   # each run found by its run id tag
         durations = db.execute("SELECT COUNT(DISTINCT run_uuid) FROM metrics WHERE key = 'duration_s'").fetchone()
         assert durations[0] >= len(expanded)
         # plain `dvc repro`, without the launcher: top-level stage runs
@@ -79,9 +83,10 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
     original = lstm.read_text()
     lstm.write_text(original + "\n# edited\n")
     changed, stale = stale_stages(smoke_repo)
-    assert changed == {"pretrain_bilm", "perplexity", "features_conll2003"}
+    assert changed == {"pretrain_bilm", "perplexity", *(f"features_{task}" for task in TASK_ROWS)}
+    all_elmo_runs = {f"train_{task}_elmo@{task}-{elmo}-s0" for task in TASK_ROWS for elmo in ("elmo", "char_layer")}
+    assert stale == changed | all_elmo_runs | {"tables"}            # the baselines need no biLM
     elmo_runs = {"train_ner_elmo@ner-elmo-s0", "train_ner_elmo@ner-char_layer-s0"}
-    assert stale == changed | elmo_runs | {"tables"}                # the baseline needs no biLM
     lstm.write_text(original)
     params_file = smoke_repo / "params.yaml"
     original_params = params_file.read_text()
@@ -99,10 +104,12 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
     ner_runs = {"train_ner@ner-baseline-s0", *elmo_runs}
     assert edited(lambda p: p["tasks"]["ner"]["model"].update(lstm_hidden=33)) == (ner_runs, ner_runs | {"tables"})
     # an ELMo spec: the runs that use it
+    elmo_spec_runs = {f"train_{task}_elmo@{task}-elmo-s0" for task in TASK_ROWS}
     assert edited(lambda p: p["elmo_specs"]["elmo"].update(l2_coef=0.01)) == (
-        {"train_ner_elmo@ner-elmo-s0"}, {"train_ner_elmo@ner-elmo-s0", "tables"})
+        elmo_spec_runs, elmo_spec_runs | {"tables"})
     # a seed more: one new job per (task, ELMo spec) of the table, and the table
-    new = {"train_ner@ner-baseline-s1", "train_ner_elmo@ner-elmo-s1", "train_ner_elmo@ner-char_layer-s1"}
+    new = {f"train_{task}@{task}-baseline-s1" for task in TASK_ROWS} | {
+        f"train_{task}_elmo@{task}-{elmo}-s1" for task in TASK_ROWS for elmo in ("elmo", "char_layer")}
     assert edited(lambda p: p["tables"]["table1"]["runs"].update(seeds=[0, 1])) == (new | {"tables"}, new | {"tables"})
     # the table's layout: no training
     assert edited(lambda p: p["tables"]["table1"].update(control=None)) == ({"tables"}, {"tables"})

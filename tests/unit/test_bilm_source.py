@@ -47,7 +47,7 @@ def test_features_from_released_weights(stage_dir, monkeypatch):
     weights = FIXTURES / "lm_weights.hdf5"
     monkeypatch.setattr(stage, "load_params", lambda: {
         "features": {"batch_size": 8, "dtype": "float32"}, "bilm_source": {"path": str(weights)}})
-    stage.main([])
+    stage.main(["--task", "ner"])
     model = load_released(FIXTURES / "options.json", weights)
     with torch.no_grad():
         expected = model.layers(torch.from_numpy(batch_to_char_ids([SENTENCES["test"][0]])))[0, :, 1:-1].numpy()
@@ -63,4 +63,4 @@ def test_a_missing_source_names_the_path(stage_dir, monkeypatch):
     monkeypatch.setattr(stage, "load_params", lambda: {
         "features": {"batch_size": 8, "dtype": "float32"}, "bilm_source": {"path": str(stage_dir / "nowhere")}})
     with pytest.raises(InputError, match="nowhere"):
-        stage.main([])
+        stage.main(["--task", "ner"])

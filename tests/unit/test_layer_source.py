@@ -7,7 +7,7 @@ import torch
 
 from elmo_repro.bilm.model import BiLM, BiLMConfig
 from elmo_repro.elmo.features import write_features
-from elmo_repro.elmo.layer_source import CachedLayers
+from elmo_repro.elmo.layer_source import CachedLayers, cached_example_layers, feature_path
 from elmo_repro.elmo.live_layers import LiveLayers
 from elmo_repro.io import InputError
 
@@ -66,3 +66,22 @@ def test_cached_layers_errors_name_the_file(tmp_path, model):
     (tmp_path / "junk.hdf5").write_text("not hdf5")
     with pytest.raises(InputError, match="unreadable"):
         CachedLayers(tmp_path / "junk.hdf5")
+
+
+def test_example_layers_join_one_source_per_field(tmp_path, model):
+    premises, hypotheses = SENTENCES[:3], [["A", "b"], ["c"], ["d", "e", "f"]]
+    write_features(feature_path(tmp_path, "dev", "premise"), model, premises, dtype="float16")
+    write_features(feature_path(tmp_path, "dev", "hypothesis"), model, hypotheses, dtype="float16")
+    assert feature_path(tmp_path, "dev").name == "dev.hdf5"                 # a single-field task's file
+    layers = cached_example_layers(tmp_path, "dev", ("premise", "hypothesis"), expected=3)
+    assert (layers.n_layers, layers.dim, len(layers)) == (3, 8, 3)
+    batch = layers.batch([2, 0])
+    assert [sorted(item) for item in batch] == [["hypothesis", "premise"]] * 2
+    assert batch[0]["premise"].shape == (3, len(premises[2]), 8) and batch[0]["hypothesis"].shape == (3, 3, 8)
+    assert batch[1]["hypothesis"].shape == (3, 2, 8)
+    with pytest.raises(InputError, match="dev.premise.hdf5.*holds 3 sentences, the split has 4"):
+        cached_example_layers(tmp_path, "dev", ("premise", "hypothesis"), expected=4)
+    write_features(feature_path(tmp_path, "test", "premise"), model, premises, dtype="float16")
+    write_features(feature_path(tmp_path, "test", "hypothesis"), model, hypotheses[:2], dtype="float16")
+    with pytest.raises(ValueError, match="differ"):
+        cached_example_layers(tmp_path, "test", ("premise", "hypothesis"))

@@ -74,7 +74,7 @@ def test_char_cnn_ignores_padding():
 
 def test_embeddings_exact_then_lowercase_then_unk():
     index, matrix = build_embeddings((["the", "Paris", "x"], np.eye(3, dtype=np.float32)),
-                                     [{"tokens": ["The", "Paris", "paris", "unseen"]}], seed=0)
+                                     ["The", "Paris", "paris", "unseen"], seed=0)
     assert matrix.shape == (4, 3) and (matrix[0] == 0).all()          # PAD, UNK, Paris, the ("x" dropped)
     assert word_id("The", index) == word_id("the", index) and np.array_equal(matrix[word_id("The", index)],
                                                                                [1, 0, 0])
@@ -112,7 +112,7 @@ class ListLayers:
         self.features, self.n_layers, self.dim = features, features[0].shape[0], features[0].shape[2]
 
     def batch(self, indices):
-        return [self.features[i] for i in indices]
+        return [{"tokens": self.features[i]} for i in indices]
 
 
 def test_baseline_trains_and_reproduces(data, vectors):
@@ -142,7 +142,7 @@ def test_elmo_run_trains_and_reproduces(data, vectors):
 def test_feature_shape_mismatch_is_rejected(data, vectors):
     features = synthetic_features(data)
     features["dev"][3] = features["dev"][3][:, :-1]
-    with pytest.raises(ValueError, match="do not match a sentence"):
+    with pytest.raises(ValueError, match="do not match an example of"):
         train(data, vectors, 0, features)
 
 

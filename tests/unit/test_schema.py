@@ -22,14 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ROOT / "workflow" / "profiles"
 REFRESH = "re-render with `python -m workflow.profile --refresh`"
 
-TASK_SECTIONS = {
-    "ner": {
-        "trainer": {"epochs": 4, "batch_size": 32, "eval_batch_size": 128,
-                    "optimizer": {"name": "adam", "lr": 0.001}, "grad_clip": 5.0, "max_train_examples": 0},
-        "model": {"char_embedding_dim": 16, "char_filters": 32, "char_kernel": 3, "lstm_hidden": 100,
-                  "lstm_layers": 1, "dropout": 0.5},
-    },
-}
+# The tasks' sections as the base profile writes them (every task has one).
+TASK_SECTIONS = yaml.safe_load((PROFILES / "base.yaml").read_text(encoding="utf-8"))["tasks"]
 ELMO_SPECS = {
     "elmo": {"placement": "paper", "mix": "learned", "l2_coef": 0.001, "dropout": 0.5, "layer_norm": False},
     "char_layer": {"placement": "paper", "mix": "fixed", "layer": 0, "dropout": 0.5},
@@ -169,12 +163,12 @@ def test_optimizer_options(params):
 
 def test_unknown_task(params):
     params["tasks"]["pos"] = {}
-    assert _error(params) == "params.yaml: tasks.pos: unknown task; known: ner"
+    assert _error(params) == "params.yaml: tasks.pos: unknown task; known: ner, sst5, snli"
 
 
 def test_table_lists_unknown_task(params):
     params["tables"]["table1"]["runs"]["tasks"].append("pos")
-    assert _error(params) == "params.yaml: tables.table1.runs.tasks: unknown task 'pos'; known: ner"
+    assert _error(params) == "params.yaml: tables.table1.runs.tasks: unknown task 'pos'; known: ner, sst5, snli"
 
 
 def test_unknown_table(params):
@@ -313,3 +307,14 @@ def test_fails_fast_without_torch(tmp_path, params):
     assert "heavy: []" in done.stdout
     assert "InputError" in done.stderr
     assert elapsed < 5.0, f"validation took {elapsed:.1f} s"
+
+
+def test_classification_task_sections(params):
+    params["tasks"]["sst5"]["model"]["output_dropout"] = [0.2, 0.3]
+    params["tasks"]["snli"]["data"]["train_from"] = "train"
+    params["tasks"]["snli"]["trainer"]["lr_plateau"] = {"factor": 2.0, "patience": 0}
+    message = _error(params)
+    assert "tasks.sst5.model.output_dropout: one rate per maxout layer (3: the output_dims " \
+           "and the class layer), got 2" in message
+    assert "tasks.snli.data.train_from: Input should be 'dev' or 'official' (got 'train')" in message
+    assert "tasks.snli.trainer.lr_plateau.factor: Input should be less than 1 (got 2.0)" in message

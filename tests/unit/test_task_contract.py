@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_repro.elmo.layer_source import CachedLayers
+from elmo_repro.elmo.layer_source import cached_example_layers, feature_path
 from elmo_repro.experiments.specs import TASKS, ElmoSpec, RunSpec, render_runs
 from elmo_repro.tasks.base import SPLITS, get_task
 from elmo_repro.training.trainer import train_run
@@ -23,17 +23,32 @@ CONFIGS = {
                         "optimizer": {"name": "adam", "lr": 0.02}, "grad_clip": 5.0, "max_train_examples": 0},
             "model": {"char_embedding_dim": 8, "char_filters": 8, "char_kernel": 3, "lstm_hidden": 16,
                       "lstm_layers": 1, "dropout": 0.1}},
+    "sst5": {"vectors": "data/vectors/vectors.txt", "data": {"phrases": False},
+             "trainer": {"epochs": 10, "batch_size": 8, "eval_batch_size": 16,
+                         "optimizer": {"name": "adam", "lr": 0.01}, "grad_clip": 5.0, "max_train_examples": 0},
+             "model": {"freeze_embeddings": False, "embedding_dropout": 0.1, "pre_encode_dim": 16,
+                       "pre_encode_dropout": 0.1, "encoder_hidden": 16, "integrator_hidden": 16,
+                       "integrator_dropout": 0.1, "output_dims": [16], "output_pool_size": 2,
+                       "output_dropout": [0.1, 0.0]}},
+    "snli": {"vectors": "data/vectors/vectors.txt", "data": {"train_from": "dev", "selection_premises": 5},
+             "trainer": {"epochs": 10, "batch_size": 8, "eval_batch_size": 16,
+                         "optimizer": {"name": "adam", "lr": 0.01}, "grad_clip": 10.0, "max_train_examples": 0,
+                         "lr_plateau": {"factor": 0.5, "patience": 2}},
+             "model": {"freeze_embeddings": False, "dropout": 0.1, "encoder_hidden": 16, "projection_dim": 16,
+                       "inference_hidden": 16, "output_hidden": 16}},
 }
 N_LAYERS, DIM = 3, 8
 
 
-def write_layers(path: Path, task, examples, seed=0):
-    """Random (L+1, T, D) float16 layers per example in the feature-file layout."""
+def write_layers(features_dir: Path, split: str, task, examples, seed=0):
+    """Random (L+1, T, D) float16 layers per example and field, in the feature-file layout."""
     rng = np.random.default_rng(seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with h5py.File(path, "w") as out:
-        for i, example in enumerate(examples):
-            out.create_dataset(str(i), data=rng.normal(size=(N_LAYERS, len(task.tokens(example)), DIM)).astype("float16"))
+    for field in task.fields:
+        path = feature_path(features_dir, split, field)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with h5py.File(path, "w") as out:
+            for i, example in enumerate(examples):
+                out.create_dataset(str(i), data=rng.normal(size=(N_LAYERS, len(example[field]), DIM)).astype("float16"))
 
 
 def test_every_task_has_a_fixture():
@@ -67,8 +82,8 @@ def test_task_with_cached_elmo_layers(name, tmp_path):
     task = get_task(name)
     data = {split: task.read(split, FIXTURES / name) for split in SPLITS}
     for split in SPLITS:
-        write_layers(tmp_path / f"{split}.hdf5", task, data[split])
-    layers = {split: CachedLayers(tmp_path / f"{split}.hdf5", expected=len(data[split])) for split in SPLITS}
+        write_layers(tmp_path, split, task, data[split])
+    layers = {split: cached_example_layers(tmp_path, split, task.fields, len(data[split])) for split in SPLITS}
     elmo = ElmoSpec(placement="both", mix="learned", l2_coef=0.01)
     spec = RunSpec(task=name, elmo_name="elmo", elmo=elmo, seed=1, train_fraction=0.5)
     cfg = {**CONFIGS[name], "trainer": {**CONFIGS[name]["trainer"], "epochs": 2}}
@@ -93,10 +108,10 @@ def test_run_stage_writes_the_run_folder(name, tmp_path, monkeypatch):
     Path("data/vectors").mkdir(parents=True)
     shutil.copy(FIXTURES / name / "vectors.txt", "data/vectors/vectors.txt")
     for split in SPLITS:
-        write_layers(task.features_dir / f"{split}.hdf5", task, task.read(split))
+        write_layers(task.features_dir, split, task, task.read(split))
     cfg = {**CONFIGS[name], "trainer": {**CONFIGS[name]["trainer"], "epochs": 2}}
     tables = {"table1": {"runs": {"tasks": [name], "elmo": ["baseline", "char_layer"], "seeds": [0]}}}
-    params = {"tasks": {name: cfg},
+    params = {"tasks": {name: {**cfg, "vectors": "data/vectors/vectors.txt"}},
               "runs": render_runs(tables, {"char_layer": {"mix": "fixed", "layer": 0}})}
 
     class FakeRun:

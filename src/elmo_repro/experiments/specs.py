@@ -22,10 +22,19 @@ class TaskInfo(NamedTuple):
 
     placement: str        # where the paper adds ELMo (§3.3, Table 3); "paper" placements resolve to it
     metric: str           # the primary metric: metrics.json holds dev_<metric> and test_<metric>
+    data_dir: str         # the prepared examples, data/<dir>/{train,dev,test}.jsonl (a stage output)
+    features_dir: str     # the cached biLM layers of those examples, one HDF5 per split and field
+    fields: tuple[str, ...] = ("tokens",)   # the examples' token lists the biLM embeds
 
 
-# The tasks with code (src/elmo_repro/tasks/<task>).
-TASK_INFO = {"ner": TaskInfo(placement="input", metric="f1")}
+# The tasks with code (src/elmo_repro/tasks/<task>). Placements as the paper (§3.3): NER at the
+# input; SST-5 (BCN) at the input and the integrator's output; SNLI (ESIM) at the input and the
+# input-encoding biLSTM's output, before the soft alignment.
+TASK_INFO = {
+    "ner": TaskInfo("input", "f1", "data/conll2003", "data/features/conll2003"),
+    "sst5": TaskInfo("both", "accuracy", "data/sst5", "data/features/sst5"),
+    "snli": TaskInfo("both", "accuracy", "data/snli", "data/features/snli", ("premise", "hypothesis")),
+}
 TASKS = tuple(TASK_INFO)
 NO_ELMO = "baseline"                          # the name of "no ELMo" in table specs and run ids
 

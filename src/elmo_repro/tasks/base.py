@@ -44,14 +44,12 @@ class Task(Protocol):
     title: str                 # the paper's row name, e.g. "NER"
     metric: str                # primary metric key in score()'s result (metrics.json: dev_<metric>)
     data_dir: Path             # the prepared data (a stage output)
-    features_dir: Path         # cached ELMo layers, one HDF5 per split, keyed by example index
+    features_dir: Path         # cached ELMo layers, one HDF5 per split and field, keyed by example index
+    fields: tuple[str, ...]    # the example keys holding the token lists the biLM embeds, each on its own
 
     def read(self, split: str, data_dir: Path | None = None) -> list[dict]:
         """Examples of a split in file order (index = ELMo feature key), from ``data_dir``
         (default: the task's ``data_dir``, a pipeline output)."""
-
-    def tokens(self, example: dict) -> list[str]:
-        """The tokens the biLM embeds for an example (its layers' time axis)."""
 
     def build_vocab(self, train: list[dict], splits: dict[str, list[dict]], vectors: Any, seed: int) -> Any:
         """Vocabularies and embedding matrices from the training split (and vectors)."""
@@ -59,8 +57,8 @@ class Task(Protocol):
     def encode(self, vocab: Any, examples: list[dict], training: bool) -> list[Any]:
         """Id arrays per example; ``training`` adds the gold targets."""
 
-    def collate(self, encoded: Sequence[Any], layers: list[np.ndarray] | None) -> dict[str, Any]:
-        """Pad a batch; ``layers`` (one (L+1, T_i, D) array per example) become ``batch["elmo"]``."""
+    def collate(self, encoded: Sequence[Any], layers: list[dict[str, np.ndarray]] | None) -> dict[str, Any]:
+        """Pad a batch; ``layers`` (per example, ``{field: (L+1, T_i, D)}``) become ``batch["elmo"]``."""
 
     def build_model(self, cfg: dict, vocab: Any, elmo: ElmoSpec | None,
                     elmo_shape: tuple[int, int] | None) -> nn.Module:
@@ -71,6 +69,27 @@ class Task(Protocol):
 
     def floor(self, train: list[dict], examples: list[dict]) -> list[Any]:
         """Predictions of the trivial baseline fitted on ``train`` (scored with :meth:`score`)."""
+
+
+def example_length(task: Task, example: dict) -> int:
+    """Tokens of an example over all its fields (what batches are bucketed by)."""
+    return sum(len(example[field]) for field in task.fields)
+
+
+def pad_layers(layers: list[np.ndarray], lengths: Sequence[int]) -> np.ndarray:
+    """Right-pad per-example (L+1, T_i, D) layers into one (B, L+1, T, D) float32 array.
+
+    Raises:
+        ValueError: an example whose layers do not match its token count (a feature file of
+            another text or another tokenization).
+    """
+    first = layers[0]
+    out = np.zeros((len(layers), first.shape[0], max(lengths), first.shape[2]), dtype=np.float32)
+    for row, (array, n) in enumerate(zip(layers, lengths)):
+        if array.ndim != 3 or array.shape[1] != n:
+            raise ValueError(f"ELMo layers {array.shape} do not match an example of {n} tokens")
+        out[row, :, :n] = array                                            # float16 on disk -> float32
+    return out
 
 
 def get_task(name: str) -> Task:

@@ -12,7 +12,9 @@ supplies reading, encoding, collation, the model and the metric.
 * Batches: each epoch the examples are shuffled, stably sorted by length and cut into batches of
   ``batch_size`` (similar lengths, little padding), and the batch order is shuffled.
 * Updates: the optimizer from config (Adam, Adadelta or SGD), the gradient norm clipped to
-  ``grad_clip``. A non-finite loss stops the run naming the epoch and batch.
+  ``grad_clip``; with ``lr_plateau`` the learning rate is multiplied by its ``factor`` after
+  ``patience`` epochs without a better dev metric (ESIM's schedule). A non-finite loss stops the
+  run naming the epoch and batch.
 * Selection: the dev metric after every epoch; the best epoch's weights (the first on ties) are
   restored and scored on dev and test. Test is scored once, never used for a choice.
 """
@@ -33,7 +35,7 @@ from torch import nn
 
 from ..console import Progress
 from ..experiments.specs import RunSpec
-from ..tasks.base import SPLITS, Task
+from ..tasks.base import SPLITS, Task, example_length
 
 SUBSET_SEED = 20180601          # the training-fraction subset is the same for every run seed
 
@@ -112,7 +114,7 @@ class EncodedSplit:
                  index: list[int] | None = None):
         self.task, self.examples, self.encoded, self.layers = task, examples, encoded, layers
         self.index = index if index is not None else list(range(len(examples)))  # -> layer-source index
-        self.lengths = np.array([len(task.tokens(e)) for e in examples])
+        self.lengths = np.array([example_length(task, e) for e in examples])
 
     def batch(self, indices: list[int]) -> dict[str, Any]:
         layers = self.layers.batch([self.index[i] for i in indices]) if self.layers is not None else None
@@ -193,6 +195,9 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
     train_split = splits["train"]
     metric, eval_size = task.metric, trainer["eval_batch_size"]
 
+    plateau = trainer.get("lr_plateau")
+    scheduler = None if plateau is None else torch.optim.lr_scheduler.ReduceLROnPlateau(
+        run.optimizer, mode="max", factor=plateau["factor"], patience=plateau["patience"])
     best_score, best_epoch, best_state, best_dev, best_dev_predictions = -math.inf, 0, None, {}, []
     history, seconds = [], []
     n_batches = -(-len(train_split.examples) // trainer["batch_size"])
@@ -214,6 +219,8 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
             if dev[metric] > best_score:
                 best_score, best_epoch, best_dev = dev[metric], epoch, dev
                 best_state, best_dev_predictions = copy.deepcopy(model.state_dict()), dev_predictions
+            if scheduler is not None:
+                scheduler.step(dev[metric])
     model.load_state_dict(best_state)
     test_predictions = predict(model, splits["test"], eval_size)
     test = task.score(splits["test"].examples, test_predictions)

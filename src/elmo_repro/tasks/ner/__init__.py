@@ -2,10 +2,8 @@
 
 * Data: ``data/conll2003/{train,dev,test}.jsonl`` (stage ``prepare_conll2003``; dev = eng.testa,
   test = eng.testb); gold tags IOB1 as in the files, the tagger predicts BIOUL, the scorer reads IOB2.
-* Word vectors: a token takes the pretrained vector of its exact form, else of its lowercased
-  form, else the trainable UNK row. The matrix keeps only pretrained words that occur in some
-  split -- equivalent to keeping them all, since a row never looked up never gets a gradient and
-  Adam leaves it unchanged. All rows are fine-tuned.
+* Word vectors: exact form, else lowercased, else the trainable UNK row
+  (:mod:`elmo_repro.tasks.word_embeddings`). All rows are fine-tuned.
 * Loss: mean CRF negative log-likelihood per sentence (+ the ScalarMix penalty).
 * Floor: every token gets its most frequent training tag (unseen tokens ``O``), scored by the same
   span F1 -- what a tagger that ignores context scores.
@@ -25,7 +23,9 @@ from ...data.conll import iob1_to_bioul, read_jsonl, to_iob2
 from ...experiments.specs import TASK_INFO, ElmoSpec
 from ...metrics.span_f1 import span_prf
 from ...nn.char_cnn import build_char_vocab, encode_chars
-from .model import PAD, UNK, NerTagger
+from ..base import pad_layers
+from ..word_embeddings import build_embeddings, word_id
+from .model import NerTagger
 
 
 @dataclass
@@ -44,49 +44,23 @@ def bioul_labels(sentences: list[dict]) -> list[str]:
     return ["O"] + [f"{prefix}-{kind}" for kind in kinds for prefix in "BILU"]
 
 
-def build_embeddings(vectors: tuple[list[str], np.ndarray], sentences: list[dict], seed: int
-                     ) -> tuple[dict[str, int], np.ndarray]:
-    """Word index and (2 + V, dim) float32 matrix: PAD (zeros), UNK (random), then pretrained rows.
-
-    Only pretrained words reachable from ``sentences`` (exact or lowercased form) are kept; see the
-    module doc for why this equals keeping all of them.
-    """
-    words, matrix = vectors
-    row_of = {word: i for i, word in enumerate(words)}
-    needed = sorted({key for s in sentences for token in s["tokens"]
-                     for key in (token, token.lower()) if key in row_of})
-    index = {word: i + 2 for i, word in enumerate(needed)}
-    out = np.zeros((len(needed) + 2, matrix.shape[1]), dtype=np.float32)
-    scale = float(matrix.std()) if matrix.size else 1.0
-    out[UNK] = np.random.default_rng(seed).normal(0.0, scale, matrix.shape[1])
-    if needed:
-        out[2:] = matrix[[row_of[word] for word in needed]]
-    return index, out
-
-
-def word_id(token: str, index: dict[str, int]) -> int:
-    """Exact form, else lowercased form, else UNK."""
-    return index.get(token, index.get(token.lower(), UNK))
-
-
 class NerTask:
     """The task contract (:class:`elmo_repro.tasks.base.Task`) for CoNLL-2003 NER."""
 
     name, title, metric = "ner", "NER", TASK_INFO["ner"].metric
-    data_dir = Path("data/conll2003")
-    features_dir = Path("data/features/conll2003")
+    data_dir = Path(TASK_INFO["ner"].data_dir)
+    features_dir = Path(TASK_INFO["ner"].features_dir)
+    fields = TASK_INFO["ner"].fields
 
     def read(self, split: str, data_dir: Path | None = None) -> list[dict]:
         return read_jsonl(Path(data_dir or self.data_dir) / f"{split}.jsonl")
-
-    def tokens(self, example: dict) -> list[str]:
-        return example["tokens"]
 
     def build_vocab(self, train: list[dict], splits: dict[str, list[dict]],
                     vectors: tuple[list[str], np.ndarray], seed: int) -> NerVocab:
         """Labels and characters from ``train``; word rows for every split's words (see module doc)."""
         labels = bioul_labels(train)
-        word_index, embeddings = build_embeddings(vectors, [s for part in splits.values() for s in part], seed)
+        word_index, embeddings = build_embeddings(
+            vectors, (t for part in splits.values() for s in part for t in s["tokens"]), seed)
         return NerVocab(word_index, embeddings, build_char_vocab(t for s in train for t in s["tokens"]), labels)
 
     def encode(self, vocab: NerVocab, examples: list[dict], training: bool) -> list[dict[str, np.ndarray]]:
@@ -105,7 +79,7 @@ class NerTask:
             out.append(item)
         return out
 
-    def collate(self, encoded: Sequence[dict], layers: list[np.ndarray] | None) -> dict[str, Any]:
+    def collate(self, encoded: Sequence[dict], layers: list[dict[str, np.ndarray]] | None) -> dict[str, Any]:
         """Pad sentences into a batch.
 
         Returns:
@@ -121,19 +95,13 @@ class NerTask:
         words = np.zeros((b, t), dtype=np.int64)
         chars = np.zeros((b, t, c), dtype=np.int64)
         tags = np.zeros((b, t), dtype=np.int64) if "tags" in encoded[0] else None
-        elmo = None
-        if layers is not None:
-            elmo = np.zeros((b, layers[0].shape[0], t, layers[0].shape[2]), dtype=np.float32)
+        elmo = None if layers is None else pad_layers([item["tokens"] for item in layers], lengths)
         for row, e in enumerate(encoded):
             n = lengths[row]
             words[row, :n] = e["words"]
             chars[row, :n, :e["chars"].shape[1]] = e["chars"]
             if tags is not None:
                 tags[row, :n] = e["tags"]
-            if elmo is not None:
-                if layers[row].ndim != 3 or layers[row].shape[1] != n:
-                    raise ValueError(f"ELMo layers {layers[row].shape} do not match a sentence of {n} tokens")
-                elmo[row, :, :n] = layers[row]                              # float16 on disk -> float32
         return {
             "words": torch.from_numpy(words), "chars": torch.from_numpy(chars),
             "mask": torch.from_numpy(np.arange(t)[None, :] < lengths[:, None]),

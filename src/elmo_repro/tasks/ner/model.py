@@ -17,8 +17,8 @@ from ...experiments.specs import ElmoSpec
 from ...nn.bilstm import BiLSTM
 from ...nn.char_cnn import CharCNN
 from ...nn.crf import ConditionalRandomField, allowed_transitions
+from ..word_embeddings import PAD
 
-PAD, UNK = 0, 1                 # word indices; rows 2.. are pretrained vectors
 
 
 class NerTagger(nn.Module):

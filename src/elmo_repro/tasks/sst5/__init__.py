@@ -1,0 +1,82 @@
+"""SST-5 (paper §4, Table 1): five-class sentence sentiment with the biattentive classification
+network (McCann et al. 2017), accuracy on the test sentences.
+
+* Data: ``data/sst5/{train,dev,test}.jsonl`` (stage ``prepare_sst5``): ``{"tokens", "label"}``, the
+  label 0-4 (very negative .. very positive). Dev and test are whole sentences (their root labels);
+  train is whole sentences or, with ``tasks.sst5.data.phrases``, every phrase of the treebank.
+* Word vectors: exact form, else lowercased, else UNK (:mod:`elmo_repro.tasks.word_embeddings`);
+  frozen or trained as ``model.freeze_embeddings`` says (the original keeps GloVe fixed).
+* ELMo: at the input and at the integrator's output (the paper's placement; allennlp's released
+  config uses the input only, a variant the ELMo spec can express).
+* Loss: mean cross-entropy per sentence (+ the ScalarMix penalty). Selection on dev accuracy.
+* Floor: the training set's majority class for every sentence.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from ...data.examples import read_examples
+from ...data.sst import LABELS
+from ...experiments.specs import TASK_INFO, ElmoSpec
+from ..base import pad_layers
+from ..classification import WordVocab, accuracy, build_word_vocab, majority_label, pad_ids
+from ..word_embeddings import word_ids
+from .model import BiattentiveClassifier
+
+INFO = TASK_INFO["sst5"]
+
+
+class Sst5Task:
+    """The task contract (:class:`elmo_repro.tasks.base.Task`) for SST-5."""
+
+    name, title, metric = "sst5", "SST-5", INFO.metric
+    data_dir, features_dir, fields = Path(INFO.data_dir), Path(INFO.features_dir), INFO.fields
+
+    def read(self, split: str, data_dir: Path | None = None) -> list[dict]:
+        return read_examples(Path(data_dir or self.data_dir) / f"{split}.jsonl", self.fields, "label", LABELS)
+
+    def build_vocab(self, train: list[dict], splits: dict[str, list[dict]],
+                    vectors: tuple[list[str], np.ndarray], seed: int) -> WordVocab:
+        return build_word_vocab(vectors, (t for part in splits.values() for e in part for t in e["tokens"]),
+                                LABELS, seed)
+
+    def encode(self, vocab: WordVocab, examples: list[dict], training: bool) -> list[dict[str, Any]]:
+        """Per sentence: ``words`` (T,) and, for training, the ``label`` (0-4)."""
+        return [{"words": word_ids(e["tokens"], vocab.word_index), **({"label": e["label"]} if training else {})}
+                for e in examples]
+
+    def collate(self, encoded: Sequence[dict], layers: list[dict[str, np.ndarray]] | None) -> dict[str, Any]:
+        """``words`` (B, T), ``mask`` (B, T), ``lengths`` (B,), ``labels`` (B,) or None,
+        ``elmo`` None or ``{"tokens": (B, L+1, T, D) float32}``.
+
+        Raises:
+            ValueError: ELMo layers that do not match a sentence's length.
+        """
+        words, mask, lengths = pad_ids([e["words"] for e in encoded])
+        labels = np.array([e["label"] for e in encoded], dtype=np.int64) if "label" in encoded[0] else None
+        elmo = None if layers is None else {"tokens": torch.from_numpy(
+            pad_layers([item["tokens"] for item in layers], lengths))}
+        return {"words": torch.from_numpy(words), "mask": torch.from_numpy(mask),
+                "lengths": torch.from_numpy(lengths),
+                "labels": None if labels is None else torch.from_numpy(labels), "elmo": elmo}
+
+    def build_model(self, cfg: dict, vocab: WordVocab, elmo: ElmoSpec | None,
+                    elmo_shape: tuple[int, int] | None) -> BiattentiveClassifier:
+        return BiattentiveClassifier(vocab.embeddings, len(vocab.labels), cfg, elmo, elmo_shape)
+
+    def score(self, examples: list[dict], predictions: list[int]) -> dict[str, float]:
+        """Sentence accuracy (percent)."""
+        return accuracy([e["label"] for e in examples], predictions)
+
+    def floor(self, train: list[dict], examples: list[dict]) -> list[int]:
+        """The training set's majority label (ties: the lower label) for every example."""
+        label = majority_label((e["label"] for e in train), LABELS)
+        return [label] * len(examples)
+
+
+TASK = Sst5Task()
