@@ -5,7 +5,7 @@ DVC and Snakemake start every stage as its own process. This launcher
 
 1. creates the tracking store and the ``elmo-repro`` experiment once, before any stage runs (so
    concurrent Snakemake jobs never race to create the SQLite schema),
-2. creates a parent run ``pipeline`` tagged with the runner, profile and git commit,
+2. creates a parent run ``pipeline: <command> (<profile>)`` tagged with the runner, profile and git commit,
 3. runs the given dvc or snakemake command with ``ELMO_PARENT_RUN_ID`` set, so each stage run
    becomes its child (``elmo_repro.tracking.stage_run``), and the venv's ``bin`` first on PATH,
 4. ends the parent run FINISHED or FAILED by the runner's exit status, with the table attached.
@@ -48,7 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     client, experiment_id = tracking.open_store()
     command = [args.runner, *args.args]
     tags = {**tracking.run_tags(params), "runner": args.runner, "command": " ".join(command)}
-    parent = client.create_run(experiment_id, run_name="pipeline", tags=tags)
+    # Named for what ran, so the collapsed row in the runs table says it (its children: the stages).
+    name = f"pipeline: {' '.join(command)} ({params.get('profile', '?')})"
+    parent = client.create_run(experiment_id, run_name=name, tags=tags)
     run_id = parent.info.run_id
     log(f"[pipeline] MLflow parent run {run_id} ({tracking.tracking_uri()}); running {' '.join(command)}")
 

@@ -6,6 +6,9 @@ stage, params-section hash, profile, torch version and thread count. Runs nest u
 run when ``ELMO_PARENT_RUN_ID`` is set (a launcher creates one per pipeline execution); the
 tracking URI comes from ``MLFLOW_TRACKING_URI`` and defaults to ``sqlite:///mlflow.db`` in the
 repository root, with artifacts in ``./mlruns`` (both ignored by git; ``mlflow ui`` shows them).
+A run is named after its stage, so the runs table tells what ran: ``prepare_lm``,
+``train_ner_elmo@ner-elmo-s0`` (task, ELMo spec, seed), ``floor_sst5``; the experiment is tagged as
+a model-development experiment so that MLflow 3's UI opens it on its runs.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from .params import lookup, section_hash
 
 EXPERIMENT = "elmo-repro"
 PARENT_ENV = "ELMO_PARENT_RUN_ID"
+# MLflow 3's UI opens an experiment by its kind: without this tag it guesses (often "GenAI apps",
+# whose overview shows traces and token usage); "custom_model_development" opens the runs table.
+KIND_TAG, KIND = "mlflow.experimentKind", "custom_model_development"
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 
@@ -80,11 +86,13 @@ def _ensure_experiment(mlflow) -> str:
 def _get_or_create_experiment(mlflow) -> str:
     experiment = mlflow.get_experiment_by_name(EXPERIMENT)
     if experiment is not None:
+        if experiment.tags.get(KIND_TAG) != KIND:      # a store made before the tag existed
+            mlflow.MlflowClient(tracking_uri()).set_experiment_tag(experiment.experiment_id, KIND_TAG, KIND)
         return experiment.experiment_id
     # a local store keeps artifacts in ./mlruns; a server decides for itself (it may proxy them)
     artifacts = Path("mlruns").resolve().as_uri() if _is_local(tracking_uri()) else None
     try:
-        return mlflow.create_experiment(EXPERIMENT, artifact_location=artifacts)
+        return mlflow.create_experiment(EXPERIMENT, artifact_location=artifacts, tags={KIND_TAG: KIND})
     except Exception:  # created concurrently by another stage process
         return mlflow.get_experiment_by_name(EXPERIMENT).experiment_id
 

@@ -162,6 +162,12 @@ def test_launcher_makes_stage_runs_children_of_one_pipeline_run(smoke_repo):
             "SELECT r.run_uuid, r.status FROM runs r JOIN tags t ON r.run_uuid = t.run_uuid "
             "WHERE t.key = 'runner' AND t.value = 'dvc'").fetchall()
         assert status == "FINISHED"
+        # the collapsed row tells what ran; the experiment opens on its runs table in MLflow 3's UI
+        (name,), = db.execute("SELECT name FROM runs WHERE run_uuid = ?", (parent,)).fetchall()
+        assert name == "pipeline: dvc repro --force --single-item tables (smoke)"
+        assert db.execute("SELECT t.value FROM experiment_tags t JOIN experiments e ON t.experiment_id = "
+                          "e.experiment_id WHERE e.name = 'elmo-repro' AND t.key = 'mlflow.experimentKind'"
+                          ).fetchall() == [("custom_model_development",)]
         children = db.execute("SELECT t.value FROM tags t JOIN tags p ON t.run_uuid = p.run_uuid "
                               "WHERE t.key = 'stage' AND p.key = 'mlflow.parentRunId' AND p.value = ?",
                               (parent,)).fetchall()
