@@ -1,13 +1,15 @@
 """The biLM: stateless layers, perplexity known answers, training determinism and exact resume."""
 
 import math
+import re
 from pathlib import Path
 
+import pytest
 import torch
 
 from elmo_repro.bilm.evaluate import bilm_perplexity, oov_rate, unigram_perplexity
 from elmo_repro.bilm.model import BiLM, BiLMConfig
-from elmo_repro.bilm.train import PretrainConfig, load_model, pretrain, save_model
+from elmo_repro.bilm.train import NonFiniteTrainingError, PretrainConfig, load_model, pretrain, save_model
 from elmo_repro.data.character_ids import batch_to_char_ids
 from elmo_repro.data.vocabulary import Vocabulary, count_tokens
 
@@ -110,3 +112,54 @@ def test_saved_weights_are_byte_identical_for_equal_weights(tmp_path):
     save_model(model, vocab, tmp_path / "b")
     for name in ("weights.pt", "options.json", "vocab.txt"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"n_negative_samples": 0}, "pretrain.n_negative_samples must be an integer >= 1, got 0"),
+    ({"n_negative_samples": -1}, "pretrain.n_negative_samples must be an integer >= 1, got -1"),
+    ({"batch_size": 0}, "pretrain.batch_size must be an integer >= 1, got 0"),
+    ({"learning_rate": 0.0}, "pretrain.learning_rate must be a finite number > 0, got 0.0"),
+    ({"grad_clip": float("nan")}, "pretrain.grad_clip must be a finite number > 0, got nan"),
+    ({"token_budget": -5}, "pretrain.token_budget must be a finite number >= 0, got -5"),
+])
+def test_settings_outside_their_domain_stop_before_training(tmp_path, change, message):
+    # issue 14 part 1: n_negative_samples 0 (or -1) used to train to NaN weights without an error
+    counts, n = count_tokens(SENTENCES)
+    vocab = Vocabulary.build(counts, n)
+    base = dict(seed=3, token_budget=120, batch_size=4, unroll_steps=5, n_negative_samples=6, checkpoint_every=2,
+                log_every=2)
+    cfg = PretrainConfig(**{**base, **change})
+    with pytest.raises(ValueError, match=re.escape(message)):
+        pretrain(small_config(len(vocab)), cfg, SENTENCES, vocab, tmp_path / "ckpt")
+    assert not (tmp_path / "ckpt").exists() or not any((tmp_path / "ckpt").iterdir())
+
+
+def test_a_non_finite_loss_stops_naming_the_batch_and_keeps_the_last_good_checkpoint(tmp_path, monkeypatch):
+    # issue 14 part 1: training never silently produces non-finite weights
+    from elmo_repro.bilm.sampled_softmax import SoftmaxLayer
+    real, calls = SoftmaxLayer.sampled_loss, []
+
+    def poisoned(self, *args, **kwargs):
+        calls.append(1)
+        loss = real(self, *args, **kwargs)
+        return loss * float("nan") if len(calls) > 2 * 3 else loss      # two directions per batch: from batch 4
+
+    monkeypatch.setattr(SoftmaxLayer, "sampled_loss", poisoned)
+    with pytest.raises(NonFiniteTrainingError, match=r"pretraining batch 4: non-finite loss \(nan\).* "
+                       r"the last good checkpoint is .*checkpoint\.pt"):
+        _train(tmp_path)                                                  # checkpoint_every=2, 6 batches
+    ckpt = torch.load(tmp_path / "ckpt" / "checkpoint.pt", weights_only=True)
+    assert ckpt["batch"] == 2
+    assert all(torch.isfinite(v).all() for v in ckpt["model"].values())
+
+
+def test_weights_that_overflow_are_never_checkpointed(tmp_path):
+    # a finite loss and gradient can still step a weight to inf: checked before each checkpoint
+    from elmo_repro.bilm.train import _stop_if_non_finite_weights
+    model = BiLM(small_config(5))
+    _stop_if_non_finite_weights(model, 3, tmp_path / "checkpoint.pt")                # finite: no error
+    with torch.no_grad():
+        model.forward_lstm.layers[1].bias[0] = float("inf")
+    with pytest.raises(NonFiniteTrainingError, match=r"pretraining batch 3: the update left non-finite weights "
+                       r"in forward_lstm\.layers\.1\.bias; not saved, no checkpoint was written yet"):
+        _stop_if_non_finite_weights(model, 3, tmp_path / "checkpoint.pt")

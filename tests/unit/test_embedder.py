@@ -132,7 +132,7 @@ def test_elmo_char_id_input_matches_token_input(model):
     from_tokens = elmo(SENTENCES)
     from_ids = elmo(elmo.char_ids(SENTENCES))                     # (B, T, 50), no boundaries
     assert torch.equal(from_ids.layers, from_tokens.layers) and torch.equal(from_ids.mask, from_tokens.mask)
-    with pytest.raises(TypeError, match="token lists"):
+    with pytest.raises(TypeError, match="sentence 0: expected a tokenized sentence"):
         elmo(["The", "cat"])                                       # one sentence is not a batch
     empty = elmo([[], []])
     assert empty.layers.shape == (2, 3, 0, 8) and empty.mask.shape == (2, 0)

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_repro.bilm.lstm import LstmCellWithProjection, LstmStack, run_cells, run_stacks
+from elmo_repro.bilm.lstm import (LstmCellWithProjection, LstmStack, _stack_run_time_weights, run_cells,
+                                   run_stacks, stacked_run_time_weights)
 
 
 def sigmoid(x):
@@ -125,3 +126,30 @@ def test_stacks_of_different_shapes_are_refused():
                   LstmStack(3, 4, 3, n_layers=2, cell_clip=3, proj_clip=3, use_skip_connections=False)):
         with pytest.raises(ValueError, match="same depth"):
             run_stacks([deep, other], torch.zeros(2, 1, 3, 3))
+
+
+def test_inference_reorders_the_gates_once_and_again_only_after_the_weights_change():
+    # issue 14 part 3: every embedding call used to copy (and reorder) all LSTM matrices
+    torch.manual_seed(0)
+    model = LstmStack(3, 4, 2, n_layers=1, cell_clip=3, proj_clip=3, use_skip_connections=False).eval()
+    other = LstmStack(3, 4, 2, n_layers=1, cell_clip=3, proj_clip=3, use_skip_connections=False).eval()
+    cells = [model.layers[0], other.layers[0]]
+    with torch.no_grad():
+        first = stacked_run_time_weights(cells)
+        again = stacked_run_time_weights(cells)
+        assert [t.data_ptr() for t in first] == [t.data_ptr() for t in again]      # same storage
+        x = torch.randn(2, 1, 5, 3)
+        before, _ = run_cells(cells, x)
+        model.load_state_dict({k: v + 1 for k, v in model.state_dict().items()})   # new weights
+        fresh = stacked_run_time_weights(cells)
+    assert fresh[0].data_ptr() != first[0].data_ptr()
+    for cached, expected in zip(fresh, _stack_run_time_weights(cells)):
+        torch.testing.assert_close(cached, expected, rtol=0, atol=0)
+    with torch.no_grad():
+        after, _ = run_cells(cells, x)
+    assert not torch.equal(before[0], after[0]) and torch.equal(before[1], after[1])
+    # with autograd the weights are rebuilt per call, and gradients reach the parameters
+    model.train()
+    out, _ = run_cells(cells, x)
+    out.sum().backward()
+    assert model.layers[0].input_weight.grad is not None and model.layers[0].input_weight.grad.abs().sum() > 0

@@ -199,6 +199,42 @@ def test_group_in_place_of_a_dataset_is_reported_missing(exported):
         load_released(exported / "options.json", exported / "weights.hdf5")
 
 
+@pytest.mark.parametrize("section, key, value, unused", [
+    ("lstm", "n_layers", 1, ["RNN_0/RNN/MultiRNNCell/Cell1/LSTMCell/B", "RNN_0/RNN/MultiRNNCell/Cell1/LSTMCell/W_0"]),
+    ("char_cnn", "n_highway", 1, ["CNN_high_1/W_carry", "CNN_high_1/W_transform", "CNN_high_1/b_carry"]),
+])
+def test_weights_the_options_do_not_describe_are_an_error_not_dropped(exported, section, key, value, unused):
+    # issue 14 part 1: 2-layer weights under n_layers: 1 used to load as a 1-layer model, and two
+    # highway layers under n_highway: 1 gave vectors off by 0.02, both silently
+    options = json.loads((exported / "options.json").read_text(encoding="utf-8"))
+    options[section][key] = value
+    (exported / "options.json").write_text(json.dumps(options), encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        load_released(exported / "options.json", exported / "weights.hdf5")
+    assert err.value.path == str(exported / "weights.hdf5")
+    assert "the options do not describe" in err.value.problem
+    assert all(name in err.value.problem for name in unused)
+
+
+def test_our_model_files_need_every_weight_but_the_softmax(tmp_path):
+    # a .pt state dict: an extra layer is refused naming the keys; the softmax alone may be left out
+    # (feature extraction does not need it) by an options file with n_tokens_vocab 0
+    from elmo_repro.elmo.embedder import load_bilm
+    torch.manual_seed(0)
+    model = BiLM(small_config(n_tokens_vocab=5))
+    torch.save(model.state_dict(), tmp_path / "weights.pt")
+    options = model.config.to_options()
+    (tmp_path / "options.json").write_text(json.dumps({**options, "lstm": {**options["lstm"], "n_layers": 1}}),
+                                           encoding="utf-8")
+    with pytest.raises(InputError, match=r"Unexpected key\(s\) in state_dict: .*forward_lstm\.layers\.1\.") as err:
+        load_bilm(tmp_path)
+    assert err.value.path == str(tmp_path / "weights.pt")
+    (tmp_path / "options.json").write_text(json.dumps({**options, "n_tokens_vocab": 0}), encoding="utf-8")
+    loaded = load_bilm(tmp_path)
+    assert loaded.softmax is None
+    torch.testing.assert_close(loaded.forward_lstm.layers[1].bias, model.forward_lstm.layers[1].bias, rtol=0, atol=0)
+
+
 def test_bad_options_and_unreadable_files_raise_input_error(exported, tmp_path):
     options = json.loads((exported / "options.json").read_text(encoding="utf-8"))
     bad = tmp_path / "bad_options.json"

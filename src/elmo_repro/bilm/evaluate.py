@@ -13,6 +13,7 @@ import math
 import numpy as np
 import torch
 
+from ..checks import check_batch, check_count
 from ..data.character_ids import batch_to_char_ids
 from ..data.vocabulary import Vocabulary
 from .model import BiLM
@@ -24,8 +25,12 @@ def bilm_perplexity(model: BiLM, vocab: Vocabulary, sentences: list[list[str]], 
     """Forward, backward and average perplexity plus the mean NLLs (nats per target).
 
     Raises:
-        ValueError: the model has no softmax (e.g. released weights without it) or no sentences.
+        ValueError: the model has no softmax (e.g. released weights without it), no sentences, or
+            ``batch_size`` < 1.
+        TypeError: ``sentences`` is not a list of token lists.
     """
+    sentences = check_batch(sentences, "bilm_perplexity")
+    check_count(batch_size, "batch_size")
     if model.softmax is None:
         raise ValueError("perplexity needs the biLM's softmax weights")
     if not sentences:

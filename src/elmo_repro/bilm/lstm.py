@@ -27,6 +27,7 @@ from torch import nn
 
 State = tuple[torch.Tensor, torch.Tensor]  # (h: (B, projection_dim), c: (B, cell_dim))
 TIME_CHUNK = 64   # steps whose input-to-gate products are computed at once (bounds their memory)
+_CACHE = "_run_time_weights_cache"   # (key, stacked weights) on the first cell of a run_cells group
 
 
 class LstmCellWithProjection(nn.Module):
@@ -85,6 +86,37 @@ class LstmCellWithProjection(nn.Module):
         return outputs[0], (h[0], c[0])
 
 
+def stacked_run_time_weights(cells: Sequence[LstmCellWithProjection]
+                             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The D cells' run-time weights stacked for :func:`run_cells`: W_x (D, input, 4C), W_h (D, P, 4C),
+    bias (D, 4C) in the gate order [i, f, o, j] with the forget bias added, and W_P (D, C, P).
+
+    Reordering copies every LSTM matrix (about 290 MB for the paper's four cells), so when no
+    gradient can reach the weights (inference: autograd off, or frozen parameters) the result is
+    computed once and kept on the first cell (one entry), keyed by the cells and the identity and in-place
+    version counter of each parameter: ``load_state_dict``, an optimizer step, ``.to(device)`` or
+    any other write to a weight makes the next call rebuild it. With gradients it is rebuilt on
+    every call, so that the backward pass reaches the stored parameters.
+    """
+    params = [p for c in cells for p in (c.input_weight, c.state_weight, c.bias, c.projection)]
+    if torch.is_grad_enabled() and any(p.requires_grad for p in params):
+        cells[0].__dict__.pop(_CACHE, None)          # training: do not hold a stale copy meanwhile
+        return _stack_run_time_weights(cells)
+    key = (tuple(id(c) for c in cells), tuple((p.data_ptr(), p.dtype, p.device, p._version) for p in params))
+    cached = cells[0].__dict__.get(_CACHE)
+    if cached is None or cached[0] != key:
+        with torch.no_grad():
+            cached = (key, _stack_run_time_weights(cells))
+        cells[0].__dict__[_CACHE] = cached           # a plain attribute: not in the state dict
+    return cached[1]
+
+
+def _stack_run_time_weights(cells: Sequence[LstmCellWithProjection]
+                            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    w_x, w_h, bias = (torch.stack(t) for t in zip(*(c.run_time_weights() for c in cells)))
+    return w_x, w_h, bias, torch.stack([c.projection for c in cells])
+
+
 def run_cells(cells: Sequence[LstmCellWithProjection], inputs: torch.Tensor,
               state: State | None = None, mask: torch.Tensor | None = None
               ) -> tuple[torch.Tensor, State]:
@@ -109,8 +141,7 @@ def run_cells(cells: Sequence[LstmCellWithProjection], inputs: torch.Tensor,
         raise ValueError("run_cells needs cells of the same sizes and clipping")
     n, batch, steps, _ = inputs.shape
     cells_dim, cell_clip, proj_clip = first.cell_dim, first.cell_clip, first.proj_clip
-    w_x, w_h, bias = (torch.stack(t) for t in zip(*(c.run_time_weights() for c in cells)))
-    projection = torch.stack([c.projection for c in cells])                  # (D, C, P)
+    w_x, w_h, bias, projection = stacked_run_time_weights(cells)
     if state is None:
         h = inputs.new_zeros(n, batch, first.projection_dim)
         c = inputs.new_zeros(n, batch, cells_dim)

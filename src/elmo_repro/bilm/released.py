@@ -148,9 +148,12 @@ def read_config(options_path: str | Path, n_tokens_vocab: int = 0) -> BiLMConfig
 
 def read_arrays(weights_path: str | Path, shapes: dict[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
     """The datasets ``shapes`` names, checked (present, shape, floating dtype, finite), as float32.
+    Every dataset of the file must be named: weights the options do not describe (a second LSTM
+    layer under ``n_layers: 1``, a highway layer more) would otherwise be dropped silently.
 
     Raises:
-        InputError: naming the dataset, its expected and actual shape or dtype.
+        InputError: naming the dataset, its expected and actual shape or dtype, or the datasets
+            the options do not describe.
     """
     weights_path = Path(weights_path)
     if not weights_path.is_file():
@@ -173,7 +176,20 @@ def read_arrays(weights_path: str | Path, shapes: dict[str, tuple[int, ...]]) ->
             if not np.isfinite(value).all():
                 raise InputError(weights_path, f"dataset {key!r} holds non-finite values")
             arrays[key] = value
+        unused = sorted(set(_dataset_names(handle)) - set(shapes))
+    if unused:
+        shown = ", ".join(unused[:8]) + (f" and {len(unused) - 8} more" if len(unused) > 8 else "")
+        raise InputError(weights_path, f"holds {len(unused)} dataset(s) the options do not describe: "
+                         f"{shown}; the options file does not match these weights (layers, highway "
+                         "layers, filters?): loading would silently drop them")
     return arrays
+
+
+def _dataset_names(handle: h5py.File) -> list[str]:
+    """Every dataset's full path in the file (groups excluded)."""
+    names: list[str] = []
+    handle.visititems(lambda name, node: names.append(name) if isinstance(node, h5py.Dataset) else None)
+    return names
 
 
 def _dataset(handle: h5py.File, key: str) -> h5py.Dataset | None:
@@ -203,8 +219,9 @@ def load_released(options_path: str | Path, weights_path: str | Path) -> BiLM:
     ``n_characters`` 261 or 262 (module docstring).
 
     Raises:
-        InputError: bad options (naming the options file) or a weight file with a missing dataset,
-            wrong shape, non-float dtype or non-finite values (naming the dataset and the shapes).
+        InputError: bad options (naming the options file) or a weight file with a missing or unused
+            dataset, wrong shape, non-float dtype or non-finite values (naming the dataset and the
+            shapes).
     """
     weights_path = Path(weights_path)
     vocab_rows = _softmax_rows(weights_path) if weights_path.is_file() else 0

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from ..checks import check_count, check_sentence
 from ..data.character_ids import token_to_char_ids
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ class TokenCache:
     """
 
     def __init__(self, model: "BiLM", words: list[str], batch_size: int = 1024):
+        words = check_sentence(words, "TokenCache words")      # a list of str, as a sentence is
+        check_count(batch_size, "batch_size")
         self.embedder = model.token_embedder
         n_chars = model.config.max_characters_per_token
         device = self.embedder.char_embed.weight.device

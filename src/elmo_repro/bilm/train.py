@@ -99,6 +99,29 @@ class PretrainConfig:
         known = {k: v for k, v in section.items() if k in cls.__dataclass_fields__ and k != "extra"}
         return cls(**known, extra={k: v for k, v in section.items() if k not in known})
 
+    def check(self) -> None:
+        """Every count, size and rate in its domain (the params schema checks the same for
+        ``params.yaml``; this guards the Python API).
+
+        Raises:
+            ValueError: naming the first setting out of its domain and its value.
+        """
+        at_least_one = ("batch_size", "unroll_steps", "n_negative_samples", "checkpoint_every", "log_every")
+        for name in at_least_one:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"pretrain.{name} must be an integer >= 1, got {value!r}")
+        for name, positive in (("learning_rate", True), ("grad_clip", True), ("initial_accumulator", False),
+                               ("epochs", False), ("token_budget", False)):
+            value = getattr(self, name)
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+                and (value > 0 if positive else value >= 0)
+            if not ok:
+                raise ValueError(f"pretrain.{name} must be a finite number {'> 0' if positive else '>= 0'}, "
+                                 f"got {value!r}")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"pretrain.precision must be one of {PRECISIONS}, got {self.precision!r}")
+
     def n_batches(self, n_train_tokens: int, world_size: int = 1) -> int:
         """Number of updates: ``epochs x n_train_tokens`` (bilm-tf: word tokens of the training
         text, boundaries not counted) or the token budget, over ``batch_size x unroll_steps x
@@ -233,8 +256,14 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
     """
     if model_config.n_tokens_vocab != len(vocab):
         raise ValueError(f"n_tokens_vocab={model_config.n_tokens_vocab} but the vocabulary has {len(vocab)}")
-    if cfg.precision not in PRECISIONS:
-        raise ValueError(f"pretrain.precision must be one of {PRECISIONS}, got {cfg.precision!r}")
+    cfg.check()
+    # the sentences' shape, not every token (the corpus can hold ~800M): a str would train on characters
+    if isinstance(sentences, str) or not isinstance(sentences, list):
+        raise TypeError(f"pretrain: expected a list of tokenized sentences, got a {type(sentences).__name__}")
+    bad = next((i for i, s in enumerate(sentences) if not isinstance(s, (list, tuple))), None)
+    if bad is not None:
+        raise TypeError(f"pretrain: sentence {bad}: expected a tokenized sentence (a list of str), "
+                        f"got a {type(sentences[bad]).__name__}")
     # Multi-threaded CPU backward of the indexed token lookup accumulates in a run-dependent order;
     # deterministic kernels make the same seed give bit-identical weights across processes.
     previous = torch.are_deterministic_algorithms_enabled()
@@ -347,6 +376,7 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
             if world > 1:
                 _average_gradients(list(model.parameters()), world)
             grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            _stop_if_non_finite(loss, grad_norm, batch + 1, ckpt_path, world, device)   # before the update
             optimizer.step()
             states = [_detach(s) for s in states]
             window_loss += float(loss.detach())
@@ -367,11 +397,52 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
                               f"{summary['tokens_per_second']:,.0f} tokens/s")
                 window_loss, window_batches, window_start = 0.0, 0, time.monotonic()
             if done % cfg.checkpoint_every == 0 or done == n_batches:
+                _stop_if_non_finite_weights(model, done, ckpt_path)                  # never save them
                 save_checkpoint(ckpt_path, model, optimizer, sampler, states, done, fingerprint, ctx, summary)
             progress.advance()
     summary["batches"] = float(n_batches)
     summary["target_tokens_per_direction"] = float(n_batches * global_batch * cfg.unroll_steps)
     return model, summary
+
+
+class NonFiniteTrainingError(FloatingPointError):
+    """Pretraining met a non-finite loss, gradient or weight; the checkpoint on disk is the last
+    good one (nothing non-finite is ever written)."""
+
+
+_LIKELY_CAUSES = ("likely causes: a learning rate or initial Adagrad accumulator that lets the weights "
+                  "overflow, a grad_clip too large to bound the step, or bf16 overflow; lower them and "
+                  "rerun (the run resumes from the checkpoint)")
+
+
+def _last_good(ckpt_path: Path) -> str:
+    if not ckpt_path.exists():
+        return "no checkpoint was written yet"
+    return f"the last good checkpoint is {ckpt_path}"
+
+
+def _stop_if_non_finite(loss: torch.Tensor, grad_norm: torch.Tensor, batch: int, ckpt_path: Path,
+                        world: int, device: torch.device) -> None:
+    """Raise :class:`NonFiniteTrainingError` naming ``batch`` (1-based) if the loss or the global
+    gradient norm is not finite on any rank, before the optimizer applies it."""
+    values = torch.stack([loss.detach().float().reshape(()), grad_norm.detach().float().reshape(())])
+    bad = torch.tensor([0.0 if bool(torch.isfinite(values).all()) else 1.0], device=device)
+    if world > 1:
+        dist.all_reduce(bad)                       # every rank stops together
+    if float(bad) > 0:
+        raise NonFiniteTrainingError(
+            f"pretraining batch {batch}: non-finite loss ({float(values[0])}) or gradient norm "
+            f"({float(values[1])}); the update was not applied and {_last_good(ckpt_path)}; {_LIKELY_CAUSES}")
+
+
+def _stop_if_non_finite_weights(model: BiLM, batch: int, ckpt_path: Path) -> None:
+    """Raise :class:`NonFiniteTrainingError` if an update left a non-finite weight (checked before
+    each checkpoint, so that none is saved)."""
+    bad = [name for name, p in model.named_parameters() if not bool(torch.isfinite(p).all())]
+    if bad:
+        raise NonFiniteTrainingError(
+            f"pretraining batch {batch}: the update left non-finite weights in {', '.join(bad[:5])}"
+            f"{' ...' if len(bad) > 5 else ''}; not saved, {_last_good(ckpt_path)}; {_LIKELY_CAUSES}")
 
 
 def _packed_batches(streams: list[LMStream], rows: slice, n: int, device: torch.device

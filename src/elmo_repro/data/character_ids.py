@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import check_batch
+
 MAX_CHARS = 50
 BOS_CHAR, EOS_CHAR, BOW_CHAR, EOW_CHAR, PAD_CHAR = 256, 257, 258, 259, 260
 BOS_TOKEN, EOS_TOKEN, UNK_TOKEN = "<S>", "</S>", "<UNK>"
@@ -45,7 +47,11 @@ def batch_to_char_ids(sentences: list[list[str]], add_boundaries: bool = True,
 
     With ``add_boundaries`` each sentence is wrapped as ``<S> tokens </S>`` (T = longest + 2).
     Literal ``<S>``/``</S>`` strings inside a sentence get the boundary ids, as in the original.
+
+    Raises:
+        TypeError: ``sentences`` is not a list of token lists (e.g. a list of str).
     """
+    sentences = check_batch(sentences, "batch_to_char_ids")
     rows = [[BOS_TOKEN, *s, EOS_TOKEN] if add_boundaries else list(s) for s in sentences]
     width = max((len(r) for r in rows), default=0)
     out = np.zeros((len(rows), width, max_chars), dtype=np.int64)

@@ -10,7 +10,8 @@ Three levels, as in allennlp (``allennlp.modules.elmo.Elmo`` and ``allennlp.comm
   ScalarMix representations ``(B, T, D)`` (paper Eq. 1). The sentence boundaries ``<S>``/``</S>``
   are added inside and removed from the output.
 * :class:`ElmoEmbedder` (numpy, no gradients): ``embed_sentence`` -> ``(L + 1, T, D)`` float32,
-  ``embed_sentences`` (an iterator, batched), ``embed_long`` for long documents.
+  ``embed_sentences`` (an iterator, batched by length within a look-ahead window, yielded in
+  input order), ``embed_long`` for long documents.
 
 Units: ``T`` counts tokens (whitespace-separated words, boundaries excluded), ``L`` is the number of
 LSTM layers, ``D = 2 * projection_dim`` (1024 for the paper's model). Layer 0 is the token layer
@@ -23,13 +24,14 @@ Long inputs. One stateless call over T tokens needs working memory linear in T (
 over the distinct tokens, each layer's (2, T, P) outputs, the ``(L + 1, T, D)`` output; the LSTM
 input gates are computed 64 steps at a time), and nothing caps T except that memory: for a
 paper-size biLM (4096 cells, 2048 char filters) on the CPU in float32 the peak grew by about
-0.055 MB per token (35 MB for 512 tokens, 118 MB for 2,048; README "Long documents"), i.e.
-~0.55 GB for a 10,000-token call.
+0.086 MiB per token (81 MiB for 512 tokens, 213 MiB for 2,048; README "Long documents"), i.e.
+~0.9 GB for a 10,000-token call. The LSTM weights with their gates reordered for the run
+(~290 MB at that size) are built once per model, at its first call (``bilm.lstm.stacked_run_time_weights``).
 :meth:`ElmoEmbedder.embed_long` bounds it: the document is cut into windows of ``window`` tokens;
 each window is embedded alone (with ``<S>``/``</S>`` around it, as a sentence), and only its centre
 is kept, ``overlap`` tokens of context on each side
 being computed and dropped (the first and last windows keep their outer edge). Peak working memory
-is then O(batch_size * window) (about batch_size x 514 x 0.055 MB for window 512 and the paper's
+is then O(batch_size * window) (about batch_size x 514 x 0.086 MiB for window 512 and the paper's
 sizes), independent of the document length; only the returned array,
 ``4 * (L + 1) * N * D`` bytes for N tokens (12 KiB per token for the paper's model), grows with the
 document, and :meth:`ElmoEmbedder.iter_long` yields the pieces instead so that they can be written
@@ -51,12 +53,14 @@ from torch import nn
 from ..bilm.model import BiLM, BiLMConfig
 from ..bilm.released import load_released
 from ..bilm.token_cache import TokenCache
+from ..checks import check_batch, check_count, check_fraction, check_sentence, checked_stream
 from ..data.character_ids import BOS_TOKEN, EOS_TOKEN, batch_to_char_ids, token_to_char_ids
 from ..io import InputError, read_json
 from .scalar_mix import ScalarMix
 
 OPTIONS, TORCH_WEIGHTS, HDF5_WEIGHTS = "options.json", "weights.pt", "weights.hdf5"
 DEFAULT_WINDOW, DEFAULT_OVERLAP = 512, 64
+DEFAULT_LOOKAHEAD_BATCHES = 8   # embed_sentences sorts this many batches' sentences by length
 
 
 # ---- loading --------------------------------------------------------------------------------------
@@ -111,7 +115,10 @@ def _load_pair(options: Path, weights: Path) -> BiLM:
         raise InputError(options, f"not a biLM options file ({type(err).__name__}: {err})") from None
     try:
         state = torch.load(weights, map_location="cpu", weights_only=True)
-        model.load_state_dict(state)
+        if model.softmax is None and isinstance(state, dict):
+            # the one weight a model file may hold unused: its softmax, which embedding never needs
+            state = {k: v for k, v in state.items() if not k.startswith("softmax.")}
+        model.load_state_dict(state)                              # strict: every other key is used
     except Exception as err:  # unpickling and state-dict mismatches raise many types
         raise InputError(weights, f"not a state dict for {options} ({type(err).__name__}: {err})") from None
     return model.eval()
@@ -153,6 +160,8 @@ class Elmo(nn.Module):
     def __init__(self, bilm: BiLM, n_outputs: int = 0, do_layer_norm: bool = False, dropout: float = 0.0,
                  l2_coef: float = 0.0, fine_tune: bool = False, vocab_to_cache: Sequence[str] | None = None):
         super().__init__()
+        check_count(n_outputs, "Elmo n_outputs", minimum=0)
+        check_fraction(dropout, "Elmo dropout")
         if fine_tune and vocab_to_cache is not None:
             raise ValueError("vocab_to_cache needs a frozen biLM (fine_tune=False)")
         self.bilm, self.fine_tune = bilm, fine_tune
@@ -161,7 +170,8 @@ class Elmo(nn.Module):
             bilm.eval()
         self.mixes = nn.ModuleList(ScalarMix(bilm.n_layers, do_layer_norm, l2_coef) for _ in range(n_outputs))
         self.dropout = nn.Dropout(dropout)
-        self._cache_words = list(vocab_to_cache) if vocab_to_cache is not None else None
+        self._cache_words = (check_sentence(vocab_to_cache, "Elmo vocab_to_cache")
+                             if vocab_to_cache is not None else None)
         self._cache: TokenCache | None = None
 
     @property
@@ -188,7 +198,7 @@ class Elmo(nn.Module):
         """(B, T, max_chars) int64 char ids of a padded batch, without boundaries (the input
         :meth:`forward` also accepts)."""
         n_chars = self.bilm.config.max_characters_per_token
-        return torch.from_numpy(batch_to_char_ids([list(s) for s in sentences], add_boundaries=False,
+        return torch.from_numpy(batch_to_char_ids(check_batch(sentences, "Elmo.char_ids"), add_boundaries=False,
                                                   max_chars=n_chars))
 
     def forward(self, inputs: Sequence[Sequence[str]] | torch.Tensor) -> ElmoOutput:
@@ -206,9 +216,7 @@ class Elmo(nn.Module):
             ``n_outputs`` x (B, T, D), on the biLM's device, in its dtype.
         """
         device = self.bilm.token_embedder.char_embed.weight.device
-        if not isinstance(inputs, torch.Tensor) and any(isinstance(s, str) for s in inputs):
-            raise TypeError("expected a batch of token lists (a list of lists of str), got a list of str")
-        ids = inputs if isinstance(inputs, torch.Tensor) else self.char_ids(inputs)
+        ids = inputs if isinstance(inputs, torch.Tensor) else self.char_ids(check_batch(inputs, "Elmo"))
         if ids.dim() != 3:
             raise ValueError(f"expected (B, T, max_chars) char ids, got shape {tuple(ids.shape)}")
         ids = ids.to(device=device, dtype=torch.long)
@@ -255,16 +263,25 @@ class ElmoEmbedder:
         vocab: words to precompute the token layer for (:class:`TokenCache`); optional, same values.
         device: where to run (default: where the model is; a loaded model is on the CPU).
         batch_size: sentences per biLM call in :meth:`embed_sentences`.
+        lookahead: sentences :meth:`embed_sentences` reads ahead and sorts by length before
+            batching (default ``8 * batch_size``); the outputs of one look-ahead window are held
+            until they are yielded, so it bounds the memory (about 12 KiB per token at the
+            paper's size). ``lookahead <= batch_size`` batches in input order.
+
+    Raises:
+        ValueError: ``batch_size`` or ``lookahead`` below 1.
     """
 
     def __init__(self, model: BiLM | str | Path, weight_file: str | Path | None = None,
                  vocab: Sequence[str] | None = None, device: str | torch.device | None = None,
-                 batch_size: int = 64):
+                 batch_size: int = 64, lookahead: int | None = None):
+        self.batch_size = check_count(batch_size, "batch_size")
+        self.lookahead = check_count(lookahead if lookahead is not None else DEFAULT_LOOKAHEAD_BATCHES * batch_size,
+                                     "lookahead")
         bilm = model if isinstance(model, BiLM) else load_bilm(model, weight_file)
         if device is not None:
             bilm = bilm.to(device)
         self.elmo = Elmo(bilm, n_outputs=0, vocab_to_cache=vocab)
-        self.batch_size = batch_size
 
     @property
     def n_layers(self) -> int:
@@ -279,7 +296,12 @@ class ElmoEmbedder:
     @torch.no_grad()
     def embed_batch(self, sentences: Sequence[Sequence[str]]) -> list[np.ndarray]:
         """One biLM call: a list of (L + 1, len(sentence), D) float32 arrays; an empty sentence gives
-        (L + 1, 0, D)."""
+        (L + 1, 0, D).
+
+        Raises:
+            TypeError: ``sentences`` is not a list of token lists (e.g. a str, or a list of str).
+        """
+        sentences = check_batch(sentences, "ElmoEmbedder.embed_batch")
         if not sentences:
             return []
         out = self.elmo(sentences)
@@ -288,21 +310,50 @@ class ElmoEmbedder:
 
     def embed_sentence(self, tokens: Sequence[str]) -> np.ndarray:
         """(L + 1, len(tokens), D) float32 for one tokenized sentence (one call: see the module
-        docstring for long inputs)."""
-        return self.embed_batch([tokens])[0]
+        docstring for long inputs).
 
-    def embed_sentences(self, sentences: Iterable[Sequence[str]], batch_size: int | None = None
-                        ) -> Iterator[np.ndarray]:
-        """(L + 1, len_i, D) float32 per sentence, in input order, ``batch_size`` sentences per call
-        (read lazily from ``sentences``)."""
-        size = batch_size or self.batch_size
-        batch: list[Sequence[str]] = []
-        for sentence in sentences:
-            batch.append(sentence)
-            if len(batch) == size:
-                yield from self.embed_batch(batch)
-                batch = []
-        yield from self.embed_batch(batch)
+        Raises:
+            TypeError: ``tokens`` is not a list of str (a plain str is refused, not split into characters).
+        """
+        return self.embed_batch([check_sentence(tokens, "ElmoEmbedder.embed_sentence")])[0]
+
+    def embed_sentences(self, sentences: Iterable[Sequence[str]], batch_size: int | None = None,
+                        lookahead: int | None = None) -> Iterator[np.ndarray]:
+        """(L + 1, len_i, D) float32 per sentence, yielded in input order.
+
+        ``sentences`` is read lazily, ``lookahead`` sentences at a time; each such window is
+        sorted by length and embedded ``batch_size`` sentences per call, so that short sentences do
+        not pay for a long one's padding, and its outputs are yielded in input order. Vectors do
+        not depend on the batching (stateless), so the order only changes the speed.
+
+        Args:
+            sentences: an iterable of token lists.
+            batch_size: sentences per biLM call (default: the embedder's).
+            lookahead: sentences sorted together (default: the embedder's); bounds the memory.
+
+        Raises:
+            TypeError: a sentence that is not a list of str (naming its index), or a str as ``sentences``.
+            ValueError: ``batch_size`` or ``lookahead`` below 1.
+        """
+        size = check_count(batch_size if batch_size is not None else self.batch_size, "batch_size")
+        ahead = check_count(lookahead if lookahead is not None else self.lookahead, "lookahead")
+        window: list[list[str]] = []
+        for sentence in checked_stream(sentences, "ElmoEmbedder.embed_sentences"):
+            window.append(sentence)
+            if len(window) == ahead:
+                yield from self._embed_window(window, size)
+                window = []
+        yield from self._embed_window(window, size)
+
+    def _embed_window(self, window: list[list[str]], batch_size: int) -> list[np.ndarray]:
+        """Embed ``window`` in length-sorted batches; the outputs in ``window``'s order."""
+        order = sorted(range(len(window)), key=lambda i: len(window[i]))
+        out: list[np.ndarray | None] = [None] * len(window)
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            for i, layers in zip(idx, self.embed_batch([window[i] for i in idx])):
+                out[i] = layers
+        return out  # type: ignore[return-value]
 
     def iter_long(self, tokens: Sequence[str], window: int = DEFAULT_WINDOW, overlap: int = DEFAULT_OVERLAP,
                   batch_size: int = 8) -> Iterator[tuple[int, np.ndarray]]:
@@ -318,12 +369,15 @@ class ElmoEmbedder:
             batch_size: windows per call; peak working memory is O(batch_size * window).
 
         Raises:
-            ValueError: ``window`` < 1, ``overlap`` < 0, or ``window`` <= 2 * ``overlap``.
+            TypeError: ``tokens`` is not a list of str (a plain str is refused, not split into characters).
+            ValueError: ``window`` < 1, ``overlap`` < 0, ``window`` <= 2 * ``overlap`` or ``batch_size`` < 1.
         """
-        if window < 1 or overlap < 0 or window <= 2 * overlap:
-            raise ValueError(f"need window >= 1, overlap >= 0 and window > 2 * overlap; "
-                             f"got window={window}, overlap={overlap}")
-        tokens = list(tokens)
+        tokens = check_sentence(tokens, "ElmoEmbedder.iter_long")
+        check_count(window, "window")
+        check_count(overlap, "overlap", minimum=0)
+        check_count(batch_size, "batch_size")
+        if window <= 2 * overlap:
+            raise ValueError(f"need window > 2 * overlap; got window={window}, overlap={overlap}")
         if len(tokens) <= window:
             yield 0, self.embed_sentence(tokens)
             return
@@ -337,7 +391,8 @@ class ElmoEmbedder:
     def embed_long(self, tokens: Sequence[str], window: int = DEFAULT_WINDOW, overlap: int = DEFAULT_OVERLAP,
                    batch_size: int = 8) -> np.ndarray:
         """(L + 1, len(tokens), D) float32 for a document of any length, by :meth:`iter_long`
-        (arguments there). Equals :meth:`embed_sentence` when ``len(tokens) <= window``."""
+        (arguments and errors there). Equals :meth:`embed_sentence` when ``len(tokens) <= window``."""
+        tokens = check_sentence(tokens, "ElmoEmbedder.embed_long")
         out = np.empty((self.n_layers, len(tokens), self.output_dim), dtype=np.float32)
         for start, layers in self.iter_long(tokens, window, overlap, batch_size):
             out[:, start:start + layers.shape[1]] = layers

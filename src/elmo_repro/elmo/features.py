@@ -18,6 +18,7 @@ import h5py
 import numpy as np
 import torch
 
+from ..checks import check_batch, check_count
 from ..console import Progress
 from ..data.character_ids import batch_to_char_ids
 from ..io import InputError, atomic_path
@@ -32,8 +33,11 @@ def embed_sentences(model: BiLM, sentences: list[list[str]], batch_size: int = 6
     """Yield ``(index, layers)`` with layers (L + 1, n_tokens, 2P) float32, in length-bucketed order.
 
     Raises:
-        ValueError: an empty sentence (it has no vectors; allennlp rejects it too).
+        TypeError: ``sentences`` is not a list of token lists (naming the first bad sentence).
+        ValueError: an empty sentence (it has no vectors; allennlp rejects it too), or ``batch_size`` < 1.
     """
+    sentences = check_batch(sentences, "embed_sentences")
+    check_count(batch_size, "batch_size")
     model.eval()
     for i, sentence in enumerate(sentences):
         if not sentence:
