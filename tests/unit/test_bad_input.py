@@ -351,7 +351,7 @@ def test_empty_training_shard(tmp_path, case):
     name, text, read, problem = {
         "train_text": ("train.txt", "\n \n\r\n", read_sentences, "no sentences"),
         "conll": ("eng.train", "-DOCSTART- -X- O O\n\n", read_conll2003, "no sentences"),
-        "jsonl": ("train.jsonl", "", read_jsonl, "no sentences"),
+        "jsonl": ("train.jsonl", "", read_jsonl, "no examples"),
         "word2vec_text": ("train.txt", "", _word2vec_words, "no word occurs"),
     }[case]
     (tmp_path / name).write_text(text, encoding="utf-8")
@@ -567,11 +567,11 @@ def test_vocabulary_smaller_than_sampled_negatives(tmp_path):
 
 @pytest.mark.parametrize("line, problem", [
     ("{tokens: [A]}", "malformed JSON"),
-    ('{"tokens": ["A"]}', "'tokens' and 'ner' are non-empty lists"),
+    ('{"tokens": ["A"]}', "'ner' must be a non-empty list of non-empty strings"),
     ('{"tokens": ["A", "B"], "ner": ["O"]}', "equal length"),
-    ('{"tokens": [], "ner": []}', "non-empty lists"),
+    ('{"tokens": [], "ner": []}', "'tokens' must be a non-empty list"),
     ('{"tokens": [1], "ner": ["O"]}', "non-empty strings"),
-    ('["A"]', "expected an object"),
+    ('["A"]', "expected a JSON object"),
 ])
 def test_malformed_conll_jsonl_line(tmp_path, line, problem):
     # The original 4-column format: test_conll.py::test_malformed_line_names_file_and_line.

@@ -25,6 +25,7 @@ import re
 from typing import Any
 
 from ..io import InputError, iter_lines
+from .examples import read_examples
 
 DOCSTART = "-DOCSTART-"
 TAG_RE = re.compile(r"O|[IB]-[A-Z]+")
@@ -80,32 +81,17 @@ def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
     so a blank line is an error rather than skipped (skipping it would shift every later index).
 
     Raises:
-        InputError: naming the file and line, for a blank line, malformed JSON, or an object without
-            non-empty ``tokens`` and ``ner`` lists of non-empty strings of equal length; naming the
-            file, when it is missing or empty.
+        InputError: naming the file and line, for what
+            :func:`~elmo_repro.data.examples.read_examples` checks (a blank line, malformed JSON, a
+            non-object, ``tokens`` or ``ner`` not a non-empty list of non-empty strings), and for
+            ``tokens`` and ``ner`` of different lengths; naming the file when it is missing or empty.
     """
-    sentences = []
-    for number, line in iter_lines(path):
-        if not line.strip():
-            raise InputError(path, "blank line (each line must hold one sentence: the line index is "
-                             "the sentence index)", line=number)
-        try:
-            sentence = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputError(path, f"malformed JSON: {err.msg}", line=number) from None
-        if not isinstance(sentence, dict) or not _strings(sentence.get("tokens")) or \
-                not _strings(sentence.get("ner")) or len(sentence["ner"]) != len(sentence["tokens"]):
-            raise InputError(path, "expected an object whose 'tokens' and 'ner' are non-empty lists of "
-                             "non-empty strings of equal length", line=number)
-        sentences.append(sentence)
-    if not sentences:
-        raise InputError(path, "no sentences (empty file)")
+    sentences = read_examples(path, ("tokens", "ner"))
+    for number, sentence in enumerate(sentences, start=1):
+        if len(sentence["ner"]) != len(sentence["tokens"]):
+            raise InputError(path, f"'tokens' and 'ner' must be of equal length, got {len(sentence['tokens'])} "
+                             f"and {len(sentence['ner'])}", line=number)
     return sentences
-
-
-def _strings(value: Any) -> bool:
-    """A non-empty list of non-empty strings."""
-    return isinstance(value, list) and bool(value) and all(isinstance(v, str) and v for v in value)
 
 
 def write_jsonl(handle, sentences: list[dict[str, Any]]) -> None:

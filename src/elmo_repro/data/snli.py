@@ -113,8 +113,12 @@ def split_by_premise(pairs: list[dict[str, Any]], n_premises: int
     Raises:
         ValueError: ``n_premises`` not below the number of distinct premises (nothing would remain).
     """
-    premises = sorted({premise_key(p) for p in pairs})
+    keys = [premise_key(p) for p in pairs]                       # one hash per pair
+    premises = sorted(set(keys))
     if not 0 < n_premises < len(premises):
         raise ValueError(f"selection premises must be in 1..{len(premises) - 1}, got {n_premises}")
     chosen = set(premises[:n_premises])
-    return ([p for p in pairs if premise_key(p) not in chosen], [p for p in pairs if premise_key(p) in chosen])
+    rest, selection = [], []
+    for pair, key in zip(pairs, keys):
+        (selection if key in chosen else rest).append(pair)
+    return rest, selection

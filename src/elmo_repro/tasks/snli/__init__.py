@@ -23,30 +23,24 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from ...data.examples import read_examples
 from ...data.snli import LABELS
 from ...experiments.specs import TASK_INFO, ElmoSpec
 from ..base import pad_layers
-from ..classification import WordVocab, accuracy, build_word_vocab, majority_label, pad_ids
+from ..classification import ClassificationTask, WordVocab, pad_ids
 from ..word_embeddings import word_ids
 from .model import Esim
 
 INFO = TASK_INFO["snli"]
 
 
-class SnliTask:
-    """The task contract (:class:`elmo_repro.tasks.base.Task`) for SNLI."""
+class SnliTask(ClassificationTask):
+    """The task contract (:class:`elmo_repro.tasks.base.Task`) for SNLI; ``read``, ``build_vocab``
+    (premise and hypothesis words), ``score`` (pair accuracy) and ``floor`` come from
+    :class:`ClassificationTask`; predictions are indices into ``LABELS``."""
 
     name, title, metric = "snli", "SNLI", INFO.metric
     data_dir, features_dir, fields = Path(INFO.data_dir), Path(INFO.features_dir), INFO.fields
-
-    def read(self, split: str, data_dir: Path | None = None) -> list[dict]:
-        return read_examples(Path(data_dir or self.data_dir) / f"{split}.jsonl", self.fields, "label", LABELS)
-
-    def build_vocab(self, train: list[dict], splits: dict[str, list[dict]],
-                    vectors: tuple[list[str], np.ndarray], seed: int) -> WordVocab:
-        tokens = (t for part in splits.values() for e in part for field in self.fields for t in e[field])
-        return build_word_vocab(vectors, tokens, LABELS, seed)
+    labels = LABELS
 
     def encode(self, vocab: WordVocab, examples: list[dict], training: bool) -> list[dict[str, Any]]:
         """Per pair: ``premise`` and ``hypothesis`` ids and, for training, the ``label`` index."""
@@ -54,7 +48,7 @@ class SnliTask:
         for e in examples:
             item = {field: word_ids(e[field], vocab.word_index) for field in self.fields}
             if training:
-                item["label"] = LABELS.index(e["label"])
+                item["label"] = self.labels.index(e["label"])
             out.append(item)
         return out
 
@@ -79,16 +73,6 @@ class SnliTask:
     def build_model(self, cfg: dict, vocab: WordVocab, elmo: ElmoSpec | None,
                     elmo_shape: tuple[int, int] | None) -> Esim:
         return Esim(vocab.embeddings, len(vocab.labels), cfg, elmo, elmo_shape)
-
-    def score(self, examples: list[dict], predictions: list[int]) -> dict[str, float]:
-        """Pair accuracy (percent); predictions are label indices into ``LABELS``."""
-        return accuracy([LABELS.index(e["label"]) for e in examples], predictions)
-
-    def floor(self, train: list[dict], examples: list[dict]) -> list[int]:
-        """The training part's majority label (ties: the first of entailment, neutral,
-        contradiction) for every pair, as a label index."""
-        label = majority_label((e["label"] for e in train), LABELS)
-        return [LABELS.index(label)] * len(examples)
 
 
 TASK = SnliTask()

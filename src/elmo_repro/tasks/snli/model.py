@@ -18,12 +18,13 @@ from ...experiments.specs import ElmoSpec
 from ...nn.bilstm import BiLSTM
 from ...nn.masked import masked_max, masked_mean, masked_softmax, weighted_sum
 from ...nn.variational_dropout import InputVariationalDropout
+from ..classification import ClassifierHead
 from ..word_embeddings import PAD
 
 SIDES = ("premise", "hypothesis")
 
 
-class Esim(nn.Module):
+class Esim(ClassifierHead, nn.Module):
     """ESIM sentence-pair classifier.
 
     One :class:`ElmoInjection` serves both sentences (allennlp shares one embedder), and the two
@@ -110,13 +111,3 @@ class Esim(nn.Module):
             v = self.inference(self.rnn_input_dropout(self.projection(enhanced)), lengths[s])
             pooled += [masked_mean(v, masks[s]), masked_max(v, masks[s])]
         return self.output_logit(self.output_hidden(self.dropout(torch.cat(pooled, dim=-1))))
-
-    def loss(self, batch: dict) -> torch.Tensor:
-        """Mean cross-entropy over the batch + the ScalarMix L2 penalty."""
-        ce = nn.functional.cross_entropy(self.logits(batch), batch["labels"])
-        return ce + self.elmo.penalty() if self.elmo is not None else ce
-
-    @torch.no_grad()
-    def predict(self, batch: dict) -> list[int]:
-        """Argmax class id per sentence pair."""
-        return self.logits(batch).argmax(dim=-1).tolist()

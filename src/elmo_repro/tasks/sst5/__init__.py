@@ -20,35 +20,28 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from ...data.examples import read_examples
 from ...data.sst import LABELS
 from ...experiments.specs import TASK_INFO, ElmoSpec
 from ..base import pad_layers
-from ..classification import WordVocab, accuracy, build_word_vocab, majority_label, pad_ids
+from ..classification import ClassificationTask, WordVocab, pad_ids
 from ..word_embeddings import word_ids
 from .model import BiattentiveClassifier
 
 INFO = TASK_INFO["sst5"]
 
 
-class Sst5Task:
-    """The task contract (:class:`elmo_repro.tasks.base.Task`) for SST-5."""
+class Sst5Task(ClassificationTask):
+    """The task contract (:class:`elmo_repro.tasks.base.Task`) for SST-5; ``read``,
+    ``build_vocab``, ``score`` (sentence accuracy) and ``floor`` come from :class:`ClassificationTask`."""
 
     name, title, metric = "sst5", "SST-5", INFO.metric
     data_dir, features_dir, fields = Path(INFO.data_dir), Path(INFO.features_dir), INFO.fields
-
-    def read(self, split: str, data_dir: Path | None = None) -> list[dict]:
-        return read_examples(Path(data_dir or self.data_dir) / f"{split}.jsonl", self.fields, "label", LABELS)
-
-    def build_vocab(self, train: list[dict], splits: dict[str, list[dict]],
-                    vectors: tuple[list[str], np.ndarray], seed: int) -> WordVocab:
-        return build_word_vocab(vectors, (t for part in splits.values() for e in part for t in e["tokens"]),
-                                LABELS, seed)
+    labels = LABELS
 
     def encode(self, vocab: WordVocab, examples: list[dict], training: bool) -> list[dict[str, Any]]:
-        """Per sentence: ``words`` (T,) and, for training, the ``label`` (0-4)."""
-        return [{"words": word_ids(e["tokens"], vocab.word_index), **({"label": e["label"]} if training else {})}
-                for e in examples]
+        """Per sentence: ``words`` (T,) and, for training, the ``label`` index (= the label, 0-4)."""
+        return [{"words": word_ids(e["tokens"], vocab.word_index),
+                 **({"label": self.labels.index(e["label"])} if training else {})} for e in examples]
 
     def collate(self, encoded: Sequence[dict], layers: list[dict[str, np.ndarray]] | None) -> dict[str, Any]:
         """``words`` (B, T), ``mask`` (B, T), ``lengths`` (B,), ``labels`` (B,) or None,
@@ -68,15 +61,6 @@ class Sst5Task:
     def build_model(self, cfg: dict, vocab: WordVocab, elmo: ElmoSpec | None,
                     elmo_shape: tuple[int, int] | None) -> BiattentiveClassifier:
         return BiattentiveClassifier(vocab.embeddings, len(vocab.labels), cfg, elmo, elmo_shape)
-
-    def score(self, examples: list[dict], predictions: list[int]) -> dict[str, float]:
-        """Sentence accuracy (percent)."""
-        return accuracy([e["label"] for e in examples], predictions)
-
-    def floor(self, train: list[dict], examples: list[dict]) -> list[int]:
-        """The training set's majority label (ties: the lower label) for every example."""
-        label = majority_label((e["label"] for e in train), LABELS)
-        return [label] * len(examples)
 
 
 TASK = Sst5Task()

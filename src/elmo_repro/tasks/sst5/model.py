@@ -17,11 +17,12 @@ from ...experiments.specs import ElmoSpec
 from ...nn.bilstm import BiLSTM
 from ...nn.masked import masked_max, masked_mean, masked_min, masked_softmax, weighted_sum
 from ...nn.maxout import Maxout
+from ..classification import ClassifierHead
 from ..word_embeddings import PAD
 
 
 
-class BiattentiveClassifier(nn.Module):
+class BiattentiveClassifier(ClassifierHead, nn.Module):
     """BCN sentence classifier.
 
     Args:
@@ -79,13 +80,3 @@ class BiattentiveClassifier(nn.Module):
         pooled = torch.cat([masked_max(integrated, mask), masked_min(integrated, mask),
                             masked_mean(integrated, mask), weighted_sum(integrated, scores)], dim=-1)
         return self.output(self.integrator_dropout(pooled))                    # (B, C)
-
-    def loss(self, batch: dict) -> torch.Tensor:
-        """Mean cross-entropy over the batch + the ScalarMix L2 penalty."""
-        ce = nn.functional.cross_entropy(self.logits(batch), batch["labels"])
-        return ce + self.elmo.penalty() if self.elmo is not None else ce
-
-    @torch.no_grad()
-    def predict(self, batch: dict) -> list[int]:
-        """Argmax class id per sentence."""
-        return self.logits(batch).argmax(dim=-1).tolist()
