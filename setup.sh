@@ -9,3 +9,6 @@ PYTHON=${PYTHON:-python3}
 # torch is pinned (constraints.txt: torch==2.13.0, the CPU build); an open range pulls a CUDA build.
 .venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 echo "set up: $(.venv/bin/python -c 'import torch, dvc, mlflow; print("torch", torch.__version__, "| dvc", dvc.__version__, "| mlflow", mlflow.__version__)')"
+# `dvc exp run --temp` / `dvc queue` run in copies under .dvc/tmp/exps: make the relative data
+# mirror reachable from there (workflow/experiments.py)
+.venv/bin/python -m workflow.experiments

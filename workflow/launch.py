@@ -8,7 +8,11 @@ DVC and Snakemake start every stage as its own process. This launcher
 2. creates a parent run ``pipeline: <command> (<profile>)`` tagged with the runner, profile and git commit,
 3. runs the given dvc or snakemake command with ``ELMO_PARENT_RUN_ID`` set, so each stage run
    becomes its child (``elmo_repro.tracking.stage_run``), and the venv's ``bin`` first on PATH,
-4. ends the parent run FINISHED or FAILED by the runner's exit status, with the table attached.
+4. ends the parent run FINISHED or FAILED by the runner's exit status, with the table attached
+   (not for ``dvc exp``/``dvc queue``: an experiment's tables are in its own commit, not here).
+
+For ``dvc exp ...`` and ``dvc queue ...`` it first makes a relative data mirror reachable from
+DVC's temporary experiment copies (``workflow.experiments``).
 
 The tracking URI comes from ``MLFLOW_TRACKING_URI`` (e.g. an ``mlflow server`` for cluster jobs)
 and defaults to the repository's ``mlflow.db``. Plain ``dvc repro`` works without the launcher;
@@ -28,6 +32,8 @@ from elmo_repro import tracking
 from elmo_repro.console import log
 from elmo_repro.params import load_params
 
+from .experiments import ensure_mirror_link
+
 RUNNERS = ("dvc", "snakemake")
 TABLES = Path("results/tables")
 
@@ -45,6 +51,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     params = load_params()
+    experiment = args.runner == "dvc" and bool(args.args) and args.args[0] in ("exp", "queue")
+    if experiment:
+        try:
+            ensure_mirror_link(params["data"]["mirror"], Path.cwd())
+        except (ValueError, FileExistsError) as err:
+            log(f"[pipeline] {err}")
+            return 2
     client, experiment_id = tracking.open_store()
     command = [args.runner, *args.args]
     tags = {**tracking.run_tags(params), "runner": args.runner, "command": " ".join(command)}
@@ -68,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"[pipeline] cannot start {args.runner}: {error}")
         returncode = 127
     client.log_metric(run_id, "duration_s", time.monotonic() - start)
-    if returncode == 0:
+    if returncode == 0 and not experiment:
         for name in ("table1.md", "table1.json"):
             if (TABLES / name).is_file():
                 client.log_artifact(run_id, str(TABLES / name))

@@ -5,7 +5,9 @@ flattened, its metrics, its small outputs as artifacts, and tags: git commit and
 stage, params-section hash, profile, torch version and thread count. Runs nest under a parent
 run when ``ELMO_PARENT_RUN_ID`` is set (a launcher creates one per pipeline execution); the
 tracking URI comes from ``MLFLOW_TRACKING_URI`` and defaults to ``sqlite:///mlflow.db`` in the
-repository root, with artifacts in ``./mlruns`` (both ignored by git; ``mlflow ui`` shows them).
+repository root, with artifacts in ``./mlruns`` (both ignored by git; ``mlflow ui`` shows them); a
+stage running in DVC's temporary copy for an experiment (``dvc exp run --temp``, ``dvc queue``)
+logs to the store of the repository it copies, not to one that vanishes with the copy.
 A run is named after its stage, so the runs table tells what ran: ``prepare_lm``,
 ``train_ner_elmo@ner-elmo-s0`` (task, ELMo spec, seed), ``floor_sst5``; the experiment is tagged as
 a model-development experiment so that MLflow 3's UI opens it on its runs.
@@ -36,9 +38,24 @@ KIND_TAG, KIND = "mlflow.experimentKind", "custom_model_development"
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 
+# Where DVC runs `dvc exp run --temp` and queued experiments: a copy of the workspace in
+# <repository>/.dvc/tmp/exps/<tmp dir> (dvc.repo.experiments.executor.local.TempDirExecutor).
+EXPERIMENT_COPIES = Path(".dvc", "tmp", "exps")
+
+
+def repository_root(cwd: Path | None = None) -> Path:
+    """The repository whose store a stage logs to: the working directory, or, when it is DVC's
+    temporary copy for an experiment (``<root>/.dvc/tmp/exps/<tmp>``), the repository it copies,
+    so that the runs of ``dvc exp run --temp`` and ``dvc queue`` outlive the copy."""
+    cwd = (cwd or Path.cwd()).resolve()
+    root = cwd.parent.parent.parent.parent
+    return root if cwd.parent == root / EXPERIMENT_COPIES else cwd
+
+
 def tracking_uri() -> str:
-    """The MLflow tracking URI: ``$MLFLOW_TRACKING_URI`` or the repository's SQLite store."""
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path('mlflow.db').resolve()}"
+    """The MLflow tracking URI: ``$MLFLOW_TRACKING_URI``, else the repository's SQLite store
+    (``<root>/mlflow.db``, :func:`repository_root`, also from a DVC experiment's temporary copy)."""
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{repository_root() / 'mlflow.db'}"
 
 
 def _git(*args: str) -> str:
@@ -90,7 +107,7 @@ def _get_or_create_experiment(mlflow) -> str:
             mlflow.MlflowClient(tracking_uri()).set_experiment_tag(experiment.experiment_id, KIND_TAG, KIND)
         return experiment.experiment_id
     # a local store keeps artifacts in ./mlruns; a server decides for itself (it may proxy them)
-    artifacts = Path("mlruns").resolve().as_uri() if _is_local(tracking_uri()) else None
+    artifacts = (repository_root() / "mlruns").as_uri() if _is_local(tracking_uri()) else None
     try:
         return mlflow.create_experiment(EXPERIMENT, artifact_location=artifacts, tags={KIND_TAG: KIND})
     except Exception:  # created concurrently by another stage process

@@ -190,3 +190,42 @@ def test_dvc_remote_push_clone_pull_is_a_no_op(smoke_repo, tmp_path):
     assert "Data and pipelines are up to date" in run(["dvc", "status"], clone)
     out = run(["dvc", "repro"], clone)
     assert "Running stage" not in out and "didn't change, skipping" in out
+
+
+def _find_named(tree, name: str):
+    """The first dict in `dvc exp show --json` output whose "name" is ``name`` (the layout nests
+    experiments under their baseline commit)."""
+    if isinstance(tree, dict):
+        if tree.get("name") == name:
+            return tree
+        tree = list(tree.values())
+    if isinstance(tree, list):
+        for item in tree:
+            found = _find_named(item, name)
+            if found is not None:
+                return found
+    return None
+
+
+def test_dvc_exp_run_temp_metrics_and_runs_reach_the_workspace(smoke_repo):
+    """Issue 14 part 4: an experiment in DVC's temporary copy (.dvc/tmp/exps/<tmp>) shows its
+    metrics in `dvc exp show` and logs its stage runs to the repository's own MLflow store (not to
+    one inside the copy, which DVC deletes); the workspace is left as it was."""
+    run(["git", "add", "-A"], smoke_repo)
+    run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "pipeline state", "--allow-empty"],
+        smoke_repo)
+    metrics_file = smoke_repo / "results/runs/ner-baseline-s0/metrics.json"
+    before, params_before = metrics_file.read_bytes(), (smoke_repo / "params.yaml").read_bytes()
+    run(["dvc", "exp", "run", "--temp", "-n", "ner-3-epochs", "-S", "tasks.ner.trainer.epochs=3"], smoke_repo)
+    assert metrics_file.read_bytes() == before and (smoke_repo / "params.yaml").read_bytes() == params_before
+    experiment = _find_named(json.loads(run(["dvc", "exp", "show", "--json"], smoke_repo)), "ner-3-epochs")
+    assert experiment is not None, "the experiment is not in `dvc exp show`"
+    data = experiment["data"] if "data" in experiment else experiment["revs"][0]["data"]
+    metrics = data["metrics"]["results/runs/ner-baseline-s0/metrics.json"]["data"]
+    assert metrics["epochs"] == 3 and metrics != json.loads(before)
+    with sqlite3.connect(smoke_repo / "mlflow.db") as db:
+        stages = {name for (name,) in db.execute(
+            "SELECT r.name FROM runs r JOIN params p ON r.run_uuid = p.run_uuid "
+            "WHERE p.key = 'tasks.ner.trainer.epochs' AND p.value = '3'")}
+    assert {f"train_ner@ner-baseline-s0", "train_ner_elmo@ner-elmo-s0"} <= stages
+    assert not list((smoke_repo / ".dvc/tmp/exps").glob("tmp*/mlflow.db"))
