@@ -1,12 +1,15 @@
-"""Stage features_<task>: ELMo features (all biLM layers) of every example of a task,
-``python -m stages.extract_features --task TASK``.
+"""Stage features@<task>-<biLM>: ELMo features (all biLM layers) of every example of a task under
+one biLM, ``python -m stages.extract_features --features <task>-<biLM>``.
 
-Reads the biLM at ``bilm_source.path`` (``models/bilm``, trained by this pipeline, or a directory
-with the released ELMo ``options.json`` + ``weights.hdf5``) and the task's prepared examples
-(``data/<dir>/{train,dev,test}.jsonl``); writes one HDF5 file per split and per token field the
-biLM embeds (allennlp ``elmo --all`` layout, keyed by example index): ``<split>.hdf5`` for a task
-of single sentences, ``<split>.<field>.hdf5`` for pairs (SNLI: premise and hypothesis, each
-embedded on its own, as the ESIM model reads them).
+The key names an entry of the rendered params section ``elmo_features`` (one per (task, biLM)
+that some run reads): the biLM directory (``base``: ``bilm_source.path``, ``models/bilm`` trained
+by this pipeline or a directory with the released ELMo ``options.json`` + ``weights.hdf5``;
+``finetuned``: ``models/finetuned/<task>``), the task's prepared examples
+(``data/<dir>/{train,dev,test}.jsonl``) and the output directory
+(``data/features/<dir>/<biLM>``). Writes one HDF5 file per split and per token field the biLM
+embeds (allennlp ``elmo --all`` layout, keyed by example index): ``<split>.hdf5`` for a task of
+single sentences, ``<split>.<field>.hdf5`` for pairs (SNLI: premise and hypothesis, each embedded
+on its own, as the ESIM model reads them).
 """
 
 import argparse
@@ -17,30 +20,36 @@ from elmo_repro.data.examples import read_examples
 from elmo_repro.elmo.embedder import load_bilm
 from elmo_repro.elmo.features import write_features
 from elmo_repro.elmo.layer_source import feature_path
-from elmo_repro.experiments.specs import TASK_INFO, TASKS
+from elmo_repro.experiments.specs import TASK_INFO
+from elmo_repro.io import InputError
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
 from stages import stage_args
 
-SECTIONS = ["features", "bilm_source"]
 SPLITS = ("train", "dev", "test")
+SECTIONS = ["features", "elmo_features.${key}"]   # ${key}: the --features key
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--task", required=True, choices=TASKS)
+    parser.add_argument("--features", required=True, help="a key of params elmo_features: <task>-<biLM>")
     known, rest = parser.parse_known_args(argv)
     stage_args(__doc__, rest)
     params = load_params()
-    cfg, info = params["features"], TASK_INFO[known.task]
-    with stage_run(f"features_{known.task}", params, SECTIONS) as run:
-        model = load_bilm(params["bilm_source"]["path"])
+    entry = params["elmo_features"].get(known.features)
+    if entry is None:
+        raise InputError("params.yaml", f"elmo_features: no entry {known.features!r} (re-render with "
+                         "`python -m workflow.profile --refresh`)")
+    cfg, info = params["features"], TASK_INFO[entry["task"]]
+    sections = [section.replace("${key}", known.features) for section in SECTIONS]
+    with stage_run(f"features@{known.features}", params, sections) as run:
+        model = load_bilm(entry["model"])
         for split in SPLITS:
-            examples = read_examples(Path(info.data_dir) / f"{split}.jsonl", info.fields)
+            examples = read_examples(Path(entry["data"]) / f"{split}.jsonl", info.fields)
             for field in info.fields:
                 sentences = [example[field] for example in examples]
                 start = time.monotonic()
-                write_features(feature_path(info.features_dir, split, field), model, sentences,
+                write_features(feature_path(entry["out"], split, field), model, sentences,
                                cfg["batch_size"], cfg["dtype"])
                 seconds = time.monotonic() - start
                 tokens = sum(len(s) for s in sentences)

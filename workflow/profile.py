@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from elmo_repro.experiments.specs import render_runs
+from elmo_repro.experiments.specs import render_elmo_features, render_finetune_tasks, render_runs
 from elmo_repro.params import load_params
 
 PROFILES = Path(__file__).resolve().parent / "profiles"
@@ -51,10 +51,18 @@ def render(name: str) -> dict[str, Any]:
     return with_runs({"profile": name, **deep_merge(base, override)})
 
 
+RENDERED = ("runs", "elmo_features", "finetune_tasks")
+
+
 def with_runs(params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` with its ``runs`` section (re-)rendered from ``tables`` and ``elmo_specs``, last."""
-    rest = {k: v for k, v in params.items() if k != "runs"}
-    return {**rest, "runs": render_runs(params.get("tables", {}), params.get("elmo_specs", {}))}
+    """``params`` with its rendered sections, last: ``runs`` from ``tables`` and ``elmo_specs``, and
+    from the runs the biLM layers they read (``elmo_features``) and the fine-tunings those need
+    (``finetune_tasks``)."""
+    rest = {k: v for k, v in params.items() if k not in RENDERED}
+    runs = render_runs(params.get("tables", {}), params.get("elmo_specs", {}))
+    base = params.get("bilm_source", {}).get("path", "models/bilm")
+    return {**rest, "runs": runs, "elmo_features": render_elmo_features(runs, base),
+            "finetune_tasks": render_finetune_tasks(runs)}
 
 
 def dump(params: dict[str, Any], name: str) -> str:

@@ -40,9 +40,10 @@ RUNS_DIR = "results/runs"
 PARAMS_CHECK = "results/params_check.json"
 WHOLE_FILE = "params.yaml:"      # DVC: a params entry without keys tracks every key of the file
 
-# The data each task's runs read: prepared examples and the cached biLM layers (declared beside
-# the task in experiments.specs.TASK_INFO; today one biLM, the base one).
+# The data each task's runs read: prepared examples and the cached biLM layers, one directory per
+# biLM (declared beside the task in experiments.specs.TASK_INFO).
 TASK_DATA = {task: {"data": info.data_dir, "features": info.features_dir} for task, info in TASK_INFO.items()}
+PRETRAINED = "models/bilm"   # written by pretrain_bilm; its checkpoint (Adagrad state) beside it
 # How each task's examples are prepared from the mirror: stage, what it reads, its params.
 PREPARE = {
     "ner": ("prepare_conll2003", [f"{MIRROR}/conll2003/eng.train", f"{MIRROR}/conll2003/eng.testa",
@@ -58,8 +59,9 @@ class Stage:
     """One pipeline stage, or with ``foreach`` a family of stages (one per run).
 
     ``module`` is run as ``python -m stages.<module>`` from the repo root. In a family, ``${key}``
-    in the args, params and outputs stands for the run id; DVC expands it (``foreach``) and
-    :func:`expand` does the same for Snakemake, so both name the stage ``<family>@<run id>``.
+    in the args, deps, params and outputs stands for the item's key (the run id) and
+    ``${item.<path>}`` for a value of its params entry; DVC expands them (``foreach``) and
+    :func:`expand` does the same for Snakemake, so both name the stage ``<family>@<key>``.
     """
 
     name: str
@@ -107,8 +109,9 @@ def run_family(task: str, with_elmo: bool) -> Stage:
         args="--run ${key}",
         foreach=f"runs.{name}",
         code=[f"elmo_repro.tasks.{task}"],
+        # with ELMo: the layers of the run's biLM (base or fine-tuned), ${item} being its run spec
         deps=[TASK_DATA[task]["data"], f"${{tasks.{task}.vectors}}",
-              *([TASK_DATA[task]["features"]] if with_elmo else [])],
+              *([f"{TASK_DATA[task]['features']}/${{item.elmo.bilm}}"] if with_elmo else [])],
         params=[f"runs.{name}.${{key}}", f"tasks.{task}"],
         outs=[f"{out}/model.pt", f"{out}/predictions.json"],
         committed=[f"{out}/spec.json", f"{out}/scalar_mix.json"],
@@ -125,17 +128,35 @@ def prepare_stage(task: str) -> Stage:
                  metrics=metrics, threads=1, resources={"mem_mb": 4000, "runtime": 10})
 
 
-def features_stage(task: str) -> Stage:
-    """Every biLM layer of every example of the task (one HDF5 per split and token field)."""
-    return Stage(
-        name=f"features_{task}",
-        module="extract_features",
-        args=f"--task {task}",
-        deps=[BILM, TASK_DATA[task]["data"]],
-        params=["features", "bilm_source"],
-        outs=[TASK_DATA[task]["features"]],
-        resources={"gpu": 1, "mem_mb": 32000, "runtime": 240},
-    )
+# Every biLM layer of every example of a task under one biLM (one HDF5 per split and token field),
+# once per (task, biLM) that some run reads: the rendered params section elmo_features, keyed
+# <task>-<biLM> (experiments.specs.render_elmo_features).
+FEATURES = Stage(
+    name="features",
+    module="extract_features",
+    args="--features ${key}",
+    foreach="elmo_features",
+    deps=["${item.model}", "${item.data}"],
+    params=["features", "elmo_features.${key}"],
+    outs=["${item.out}"],
+    resources={"gpu": 1, "mem_mb": 32000, "runtime": 240},
+)
+
+# Domain fine-tuning (paper §3.4) of the pretrained biLM on a task's training text, once per task
+# whose runs read a fine-tuned biLM (the rendered params section finetune_tasks). The pretraining
+# checkpoint beside models/bilm supplies the Adagrad state; the stage checks it holds these weights.
+FINETUNE = Stage(
+    name="finetune",
+    module="finetune_bilm",
+    args="--task ${key}",
+    foreach="finetune_tasks",
+    deps=[BILM, "${item.data}", CONTAMINATION_REPORT],
+    params=["bilm_source", "pretrain", "finetune", "perplexity"],
+    outs=["${item.out}"],
+    persist=["models/finetune_checkpoints/${key}"],
+    metrics=["results/metrics/finetune/${key}.json"],
+    resources={"gpu": 1, "mem_mb": 32000, "runtime": 720},
+)
 
 
 def floor_stage(task: str) -> Stage:
@@ -222,12 +243,14 @@ STAGES: list[Stage] = [
         threads=1,  # gensim with one worker: bit-identical vectors
         resources={"mem_mb": 16000, "runtime": 240},
     ),
-    *(stage for task in TASK_DATA for stage in (prepare_stage(task), features_stage(task), floor_stage(task),
-                                                run_family(task, False), run_family(task, True))),
+    *(stage for task in TASK_DATA for stage in (prepare_stage(task), floor_stage(task))),
+    FINETUNE,
+    FEATURES,
+    *(stage for task in TASK_DATA for stage in (run_family(task, False), run_family(task, True))),
     Stage(
         name="tables",
         module="tables",
-        deps=["paper", RUNS_DIR, "results/metrics/perplexity.json"],
+        deps=["paper", RUNS_DIR, "results/metrics/perplexity.json", "results/metrics/finetune"],
         params=["tables"],
         committed=["results/tables"],
         threads=1,
@@ -257,15 +280,26 @@ def expand(params: dict) -> list[Stage]:
         section: Any = params
         for key in stage.foreach.split("."):
             section = section.get(key, {}) if isinstance(section, dict) else {}
-        for run in section:
-            def sub(text: str, run: str = run) -> str:
-                return text.replace("${key}", run)
+        for run, item in section.items():
+            def sub(text: str, run: str = run, item: Any = item) -> str:
+                return _ITEM.sub(lambda m: str(_at(item, m.group(1))), text.replace("${key}", run))
             concrete.append(replace(
                 stage, name=f"{stage.name}@{run}", foreach=None, args=sub(stage.args),
+                deps=[sub(d) for d in stage.deps],
                 params=[sub(p) for p in stage.params], outs=[sub(o) for o in stage.outs],
                 committed=[sub(o) for o in stage.committed], metrics=[sub(o) for o in stage.metrics],
-                plots=[sub(o) for o in stage.plots]))
+                plots=[sub(o) for o in stage.plots], persist=[sub(o) for o in stage.persist]))
     return concrete
+
+
+_ITEM = re.compile(r"\$\{item\.([\w.]+)\}")
+
+
+def _at(item: Any, path: str) -> Any:
+    """The value at a dotted ``path`` of a foreach item (DVC's ``${item.a.b}``)."""
+    for key in path.split("."):
+        item = item[key]
+    return item
 
 
 def is_directory(out: str) -> bool:

@@ -22,7 +22,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
                       create_model, model_validator)
 
-from .experiments.specs import NO_ELMO, TASKS, ElmoSpec, RunSpec, Strict, TableRuns, render_runs
+from .experiments.specs import (BILMS, NO_ELMO, TASKS, ElmoSpec, RunSpec, Strict, TableRuns, render_elmo_features,
+                                render_finetune_tasks, render_runs)
 from .io import InputError
 
 # Names the data code accepts, repeated here so validation never imports it (the unit tests check
@@ -132,6 +133,19 @@ class PretrainSection(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> "PretrainSection":
+        if self.epochs == 0 and self.token_budget == 0:
+            raise ValueError("token_budget: must be > 0 when epochs is 0 (or set epochs)")
+        return self
+
+
+class FinetuneSection(Strict):                           # domain fine-tuning (paper §3.4); else as pretrain
+    epochs: float = Field(ge=0)                          # passes over the task's training text (paper: ~1)
+    token_budget: int = Field(ge=0)                      # target tokens per direction; used when epochs is 0
+    checkpoint_every: int = Field(ge=1)                  # batches
+    log_every: int = Field(ge=1)                         # batches
+
+    @model_validator(mode="after")
+    def _check(self) -> "FinetuneSection":
         if self.epochs == 0 and self.token_budget == 0:
             raise ValueError("token_budget: must be > 0 when epochs is 0 (or set epochs)")
         return self
@@ -288,6 +302,23 @@ def _spec_name(name: str) -> str:
 ElmoSpecsSection = dict[Annotated[str, AfterValidator(_spec_name)], ElmoSpec]
 
 
+class ElmoFeaturesEntry(Strict):                         # rendered from the runs (workflow.profile)
+    task: str
+    bilm: Literal[BILMS]
+    model: str                                           # the biLM's directory
+    data: str                                            # the task's prepared examples
+    out: str                                             # the cached layers
+
+
+class FinetuneTaskEntry(Strict):                         # rendered from the runs (workflow.profile)
+    data: str
+    out: str                                             # the fine-tuned biLM's directory
+
+
+ElmoFeaturesSection = dict[str, ElmoFeaturesEntry]
+FinetuneTasksSection = dict[str, FinetuneTaskEntry]
+
+
 class TableSpec(Strict):
     runs: TableRuns                                      # the runs the table reads
 
@@ -314,7 +345,27 @@ class Table1Spec(TableSpec):
         return self
 
 
-TABLE_SCHEMAS: dict[str, type[TableSpec]] = {"table1": Table1Spec}
+class FinetuningTableSpec(Strict):
+    """The fine-tuning table: per task the dev text's perplexity under the base and the fine-tuned
+    biLM; with ``runs``, also the task metric of ``finetuned`` against ``base`` (two ELMo specs
+    that differ in ``bilm``)."""
+
+    runs: TableRuns | None = None
+    finetuned: str | None = None
+    base: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> "FinetuningTableSpec":
+        if (self.runs is None) != (self.finetuned is None) or (self.runs is None) != (self.base is None):
+            raise ValueError("runs, finetuned and base: give all three (the comparison) or none (perplexities only)")
+        if self.runs is not None:
+            for key in ("finetuned", "base"):
+                if getattr(self, key) not in self.runs.elmo:
+                    raise ValueError(f"{key}: {getattr(self, key)!r} is not listed in runs.elmo")
+        return self
+
+
+TABLE_SCHEMAS: dict[str, type] = {"table1": Table1Spec, "finetuning": FinetuningTableSpec}
 TablesSection = create_model("TablesSection", __base__=Strict,   # every table is optional
                              **{table: (schema, None) for table, schema in TABLE_SCHEMAS.items()})
 
@@ -329,6 +380,7 @@ class Params(Strict):
     vocab: VocabSection
     bilm: BilmSection
     pretrain: PretrainSection
+    finetune: FinetuneSection
     perplexity: PerplexitySection
     bilm_source: BilmSourceSection
     features: FeaturesSection
@@ -337,6 +389,8 @@ class Params(Strict):
     elmo_specs: ElmoSpecsSection
     tables: TablesSection
     runs: RunsSection
+    elmo_features: ElmoFeaturesSection
+    finetune_tasks: FinetuneTasksSection
 
 
 SECTIONS = tuple(Params.model_fields)
@@ -467,7 +521,7 @@ def _cross_check(params: dict) -> list[tuple[str, str]]:
     specs = params["elmo_specs"]
     problems = []
     for table, spec in params["tables"].items():
-        for i, name in enumerate(spec["runs"]["elmo"]):
+        for i, name in enumerate((spec.get("runs") or {}).get("elmo", [])):
             if name != NO_ELMO and name not in specs:
                 close = difflib.get_close_matches(name, list(specs), n=1)
                 hint = f"did you mean {close[0]}?" if close else f"defined: {', '.join([NO_ELMO, *specs])}"
@@ -477,7 +531,10 @@ def _cross_check(params: dict) -> list[tuple[str, str]]:
     stale = _first_difference(params["runs"], render_runs(params["tables"], specs))
     if stale:
         return [("runs", f"out of date with tables/elmo_specs; re-render with `{REFRESH}` ({stale})")]
-    return []
+    rendered = {"elmo_features": render_elmo_features(params["runs"], params["bilm_source"]["path"]),
+                "finetune_tasks": render_finetune_tasks(params["runs"])}
+    return [(name, f"out of date with runs and bilm_source; re-render with `{REFRESH}`")
+            for name, value in rendered.items() if params[name] != value]
 
 
 def _first_difference(runs: dict, rendered: dict) -> str | None:

@@ -31,7 +31,7 @@ def stage_dir(tmp_path, monkeypatch):
 
     @contextlib.contextmanager
     def fake_stage_run(name, params, sections):
-        assert sections == ["features", "bilm_source"]
+        assert sections == ["features", "elmo_features.ner-base"]
 
         class Run:
             def log_metrics(self, metrics, step=None):
@@ -43,15 +43,21 @@ def stage_dir(tmp_path, monkeypatch):
     return tmp_path
 
 
+def _params(model: Path) -> dict:
+    """What the stage reads: the features section and its rendered elmo_features entry."""
+    return {"features": {"batch_size": 8, "dtype": "float32"},
+            "elmo_features": {"ner-base": {"task": "ner", "bilm": "base", "model": str(model),
+                                           "data": "data/conll2003", "out": "data/features/conll2003/base"}}}
+
+
 def test_features_from_released_weights(stage_dir, monkeypatch):
     weights = FIXTURES / "lm_weights.hdf5"
-    monkeypatch.setattr(stage, "load_params", lambda: {
-        "features": {"batch_size": 8, "dtype": "float32"}, "bilm_source": {"path": str(weights)}})
-    stage.main(["--task", "ner"])
+    monkeypatch.setattr(stage, "load_params", lambda: _params(weights))
+    stage.main(["--features", "ner-base"])
     model = load_released(FIXTURES / "options.json", weights)
     with torch.no_grad():
         expected = model.layers(torch.from_numpy(batch_to_char_ids([SENTENCES["test"][0]])))[0, :, 1:-1].numpy()
-    with h5py.File(stage_dir / "data/features/conll2003/test.hdf5", "r") as f:
+    with h5py.File(stage_dir / "data/features/conll2003/base/test.hdf5", "r") as f:
         assert f["0"].shape == (3, 7, 32)                      # L+1 layers, 7 tokens, 2 x projection 16
         np.testing.assert_allclose(f["0"][()], expected, atol=1e-6)  # batched with padding: ulp-level
         assert read_sentence_index(f)["Peter Blackburn"] == "1"
@@ -60,7 +66,6 @@ def test_features_from_released_weights(stage_dir, monkeypatch):
 def test_a_missing_source_names_the_path(stage_dir, monkeypatch):
     from elmo_repro.io import InputError
 
-    monkeypatch.setattr(stage, "load_params", lambda: {
-        "features": {"batch_size": 8, "dtype": "float32"}, "bilm_source": {"path": str(stage_dir / "nowhere")}})
+    monkeypatch.setattr(stage, "load_params", lambda: _params(stage_dir / "nowhere"))
     with pytest.raises(InputError, match="nowhere"):
-        stage.main(["--task", "ner"])
+        stage.main(["--features", "ner-base"])

@@ -50,6 +50,7 @@ are tested only as far as a CPU allows (gloo); see ``tests/unit/test_ddp.py``.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import json
 import math
@@ -139,14 +140,34 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 _CODE = sorted(local_imports(Path(__file__)) - set(NOT_OUTPUT_MODULES))
 
 
+@dataclass(frozen=True)
+class StartFrom:
+    """Where a run starts instead of from random weights: domain fine-tuning (paper §3.4) continues
+    a pretrained biLM as bilm-tf's restart does, with its weights and, when the pretraining
+    checkpoint holds them, the Adagrad accumulators and step counts (``optimizer``; None starts
+    them afresh at ``initial_accumulator``).
+
+    Attributes:
+        model: the biLM's state dict (its config must be the run's).
+        optimizer: the ``torch.optim.Adagrad`` state dict saved with those weights, or None.
+        identity: names the start point (e.g. a hash of the weight file); part of the run's
+            fingerprint, so a fine-tuning checkpoint is only resumed on top of the same start.
+    """
+
+    model: dict[str, torch.Tensor]
+    optimizer: dict[str, Any] | None
+    identity: str
+
+
 def _fingerprint(model_config: BiLMConfig, cfg: PretrainConfig, n_sentences: int, n_types: int,
-                 world_size: int) -> str:
-    """Identifies a run: a checkpoint from a different configuration, corpus, world size or biLM
-    code is never resumed (it would silently stand in for a model the current code never trained).
-    The code is hashed without comments and docstrings, which cannot change what it trains."""
+                 world_size: int, start: str = "") -> str:
+    """Identifies a run: a checkpoint from a different configuration, corpus, world size, start
+    point or biLM code is never resumed (it would silently stand in for a model the current code
+    never trained). The code is hashed without comments and docstrings, which cannot change what
+    it trains."""
     code = code_fingerprint(_CODE, _PACKAGE)
-    blob = json.dumps([model_config.to_options(), cfg.__dict__, n_sentences, n_types, world_size, code],
-                      sort_keys=True)
+    blob = json.dumps([model_config.to_options(), cfg.__dict__, n_sentences, n_types, world_size, code]
+                      + ([start] if start else []), sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -235,7 +256,7 @@ class _Quiet:
 def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list[str]],
              vocab: Vocabulary, checkpoint_dir: Path,
              log_metrics: Callable[[dict[str, float], int], None] | None = None,
-             stop_after: int | None = None) -> tuple[BiLM, dict[str, float]]:
+             stop_after: int | None = None, start: StartFrom | None = None) -> tuple[BiLM, dict[str, float]]:
     """Train a biLM on tokenized sentences (data-parallel under torchrun: see the module docstring).
 
     Args:
@@ -248,6 +269,9 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
             batches and resumed from (by every rank) when its fingerprint matches.
         log_metrics: called with ({name: value}, batch) every ``log_every`` batches, on rank 0.
         stop_after: stop after this many batches in total (tests: simulate a kill).
+        start: continue from these weights (and Adagrad state) instead of a fresh model: domain
+            fine-tuning (:mod:`elmo_repro.bilm.finetune`). A checkpoint of this run still takes
+            precedence (resume after a kill).
 
     Returns:
         The trained model (the same weights on every rank) and summary statistics
@@ -273,7 +297,7 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
             raise ValueError("pretrain.precision 'bf16' needs a CUDA device (bf16 autocast is GPU-only here); "
                              "use 'fp32' on the CPU")
         torch.use_deterministic_algorithms(True)
-        return _pretrain(model_config, cfg, sentences, vocab, checkpoint_dir, log_metrics, stop_after, ctx)
+        return _pretrain(model_config, cfg, sentences, vocab, checkpoint_dir, log_metrics, stop_after, ctx, start)
     finally:
         torch.use_deterministic_algorithms(previous)
         ctx.close()
@@ -282,7 +306,7 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
 def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list[str]],
               vocab: Vocabulary, checkpoint_dir: Path,
               log_metrics: Callable[[dict[str, float], int], None] | None,
-              stop_after: int | None, ctx: _Dist) -> tuple[BiLM, dict[str, float]]:
+              stop_after: int | None, ctx: _Dist, start: StartFrom | None = None) -> tuple[BiLM, dict[str, float]]:
     rank, world, device = ctx.rank, ctx.world_size, ctx.device
     say = log if rank == 0 else (lambda message: None)
     torch.manual_seed(cfg.seed)
@@ -299,6 +323,8 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
         torch.manual_seed(int(np.random.SeedSequence([cfg.seed, rank]).generate_state(1)[0]))
     optimizer = torch.optim.Adagrad(model.parameters(), lr=cfg.learning_rate,
                                     initial_accumulator_value=cfg.initial_accumulator)
+    if start is not None:
+        _load_start(model, optimizer, start, cfg)
     # the negatives' generator is seeded alike on every rank and drawn from identically: all ranks
     # use the same negatives, as a single process on the global batch would
     sampler = torch.Generator().manual_seed(cfg.seed + 7919)
@@ -310,7 +336,8 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
                         reverse=bool(d)) for d in (0, 1)]
     rows = ctx.rows(cfg.batch_size)
     states: list = [None, None]
-    fingerprint = _fingerprint(model_config, cfg, len(encoded), len(table.types), world)
+    fingerprint = _fingerprint(model_config, cfg, len(encoded), len(table.types), world,
+                               start.identity if start is not None else "")
     start_batch, resumed_summary = 0, {}
 
     ckpt_path = Path(checkpoint_dir) / CHECKPOINT
@@ -403,6 +430,18 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
     summary["batches"] = float(n_batches)
     summary["target_tokens_per_direction"] = float(n_batches * global_batch * cfg.unroll_steps)
     return model, summary
+
+
+def _load_start(model: BiLM, optimizer: torch.optim.Optimizer, start: StartFrom, cfg: PretrainConfig) -> None:
+    """Put ``start``'s weights and Adagrad state into the fresh ``model`` and ``optimizer``; the
+    learning rate stays this run's (bilm-tf's restart keeps its accumulators, not its schedule)."""
+    model.load_state_dict(start.model)
+    if start.optimizer is not None:
+        # a copy: Optimizer.load_state_dict keeps same-device tensors as they are, and Adagrad's
+        # in-place updates would change the start point under a later run from it
+        optimizer.load_state_dict(copy.deepcopy(start.optimizer))
+        for group in optimizer.param_groups:
+            group["lr"] = cfg.learning_rate
 
 
 class NonFiniteTrainingError(FloatingPointError):

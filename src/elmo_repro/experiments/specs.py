@@ -23,7 +23,7 @@ class TaskInfo(NamedTuple):
     placement: str        # where the paper adds ELMo (§3.3, Table 3); "paper" placements resolve to it
     metric: str           # the primary metric: metrics.json holds dev_<metric> and test_<metric>
     data_dir: str         # the prepared examples, data/<dir>/{train,dev,test}.jsonl (a stage output)
-    features_dir: str     # the cached biLM layers of those examples, one HDF5 per split and field
+    features_dir: str     # the cached biLM layers of those examples: <features_dir>/<biLM>/, one HDF5 per split and field
     fields: tuple[str, ...] = ("tokens",)   # the examples' token lists the biLM embeds
 
 
@@ -37,6 +37,18 @@ TASK_INFO = {
 }
 TASKS = tuple(TASK_INFO)
 NO_ELMO = "baseline"                          # the name of "no ELMo" in table specs and run ids
+# The biLMs a run can read (ElmoSpec.bilm): the pretrained one, or the task's fine-tuned copy (§3.4).
+BILMS = ("base", "finetuned")
+
+
+def features_dir(task: str, bilm: str) -> str:
+    """Where the cached layers of ``task``'s examples under ``bilm`` live (a stage output)."""
+    return f"{TASK_INFO[task].features_dir}/{bilm}"
+
+
+def finetuned_dir(task: str) -> str:
+    """Where the biLM fine-tuned on ``task``'s training text is written (a stage output)."""
+    return f"models/finetuned/{task}"
 
 
 class Strict(BaseModel):
@@ -52,10 +64,11 @@ class ElmoSpec(Strict):
     penalty λ·Σw² (``l2_coef``) toward the uniform average; ``last`` = the top biLM layer only
     (bilm-tf ``use_top_only``); ``fixed`` = one layer ``layer`` (0 is the context-free char layer).
     A fixed mix trains no s and adds no penalty but keeps γ trainable, as bilm-tf's top-only mix.
-    ``train_weights`` / ``train_gamma`` switch training of s and γ separately.
+    ``train_weights`` / ``train_gamma`` switch training of s and γ separately. ``bilm``: the
+    pretrained biLM (``base``) or the one fine-tuned on the run's task (``finetuned``).
     """
 
-    bilm: Literal["base"] = "base"                   # the fine-tuned biLMs come with domain fine-tuning
+    bilm: Literal["base", "finetuned"] = "base"      # finetuned: the task's fine-tuned biLM (paper §3.4)
     placement: Literal["input", "output", "both", "paper"] = "paper"
     mix: Literal["learned", "last", "fixed"] = "learned"
     layer: int | None = Field(default=None, ge=0)
@@ -140,7 +153,7 @@ def render_runs(tables: dict, elmo_specs: dict) -> dict[str, dict[str, dict]]:
     specs = {name: ElmoSpec.model_validate(value) for name, value in elmo_specs.items()}
     runs: dict[str, dict[str, dict]] = {}
     for table_name, table in tables.items():
-        if "runs" not in table:
+        if not table.get("runs"):
             continue
         wanted = TableRuns.model_validate(table["runs"])
         for task in wanted.tasks:
@@ -160,3 +173,24 @@ def render_runs(tables: dict, elmo_specs: dict) -> dict[str, dict[str, dict]]:
 def all_runs(runs_section: dict) -> dict[str, RunSpec]:
     """Every run of a rendered ``runs`` section by id (validated)."""
     return {rid: RunSpec.model_validate(spec) for items in runs_section.values() for rid, spec in items.items()}
+
+
+def render_elmo_features(runs: dict[str, dict[str, dict]], base_model: str) -> dict[str, dict[str, str]]:
+    """The ``elmo_features`` section: one entry ``<task>-<biLM>`` per (task, biLM) that some run in
+    ``runs`` (a rendered ``runs`` section) reads, with the biLM directory (``base_model`` for the
+    base biLM, :func:`finetuned_dir` for a fine-tuned one), the examples and the output directory;
+    the features stage family iterates over it, so layers are extracted once per biLM in use."""
+    wanted = sorted({(spec["task"], spec["elmo"]["bilm"]) for items in runs.values() for spec in items.values()
+                     if spec.get("elmo") is not None})
+    return {f"{task}-{bilm}": {"task": task, "bilm": bilm,
+                               "model": base_model if bilm == "base" else finetuned_dir(task),
+                               "data": TASK_INFO[task].data_dir, "out": features_dir(task, bilm)}
+            for task, bilm in wanted}
+
+
+def render_finetune_tasks(runs: dict[str, dict[str, dict]]) -> dict[str, dict[str, str]]:
+    """The ``finetune_tasks`` section: the tasks whose runs read a fine-tuned biLM, with their
+    examples and the fine-tuned biLM's directory (the fine-tuning stage family iterates over it)."""
+    tasks = sorted({spec["task"] for items in runs.values() for spec in items.values()
+                    if spec.get("elmo") is not None and spec["elmo"]["bilm"] == "finetuned"})
+    return {task: {"data": TASK_INFO[task].data_dir, "out": finetuned_dir(task)} for task in tasks}

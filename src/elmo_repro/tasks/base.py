@@ -44,7 +44,7 @@ class Task(Protocol):
     title: str                 # the paper's row name, e.g. "NER"
     metric: str                # primary metric key in score()'s result (metrics.json: dev_<metric>)
     data_dir: Path             # the prepared data (a stage output)
-    features_dir: Path         # cached ELMo layers, one HDF5 per split and field, keyed by example index
+    features_dir: Path         # cached ELMo layers: <features_dir>/<biLM>/, one HDF5 per split and field
     fields: tuple[str, ...]    # the example keys holding the token lists the biLM embeds, each on its own
 
     def read(self, split: str, data_dir: Path | None = None) -> list[dict]:
