@@ -1,12 +1,13 @@
 """DVC experiments in temporary copies (``dvc exp run --temp``, ``dvc exp run --queue`` + ``dvc
 queue start``) and the data mirror.
 
-DVC runs such an experiment in a copy of the workspace, ``<root>/.dvc/tmp/exps/<tmp dir>``, and
-resolves the params there: a relative mirror such as the default ``../shared/data`` would then
-point at ``<root>/.dvc/tmp/exps/shared/data``, where nothing is. Rather than make the mirror
-absolute (which would change every mirror dependency's recorded path and re-run the whole
-pipeline in the experiment), a symbolic link ``<root>/.dvc/tmp/exps/shared`` -> ``<root>/../shared``
-makes the same relative path resolve from any copy; the recorded paths, and so DVC's cache
+DVC runs such an experiment in a copy of the workspace (``<root>/.dvc/tmp/exps/<tmp dir>`` for a
+queued one, ``<root>/.dvc/tmp/exps/standalone/<tmp dir>`` for ``--temp``) and resolves the params
+there: a relative mirror such as the default ``../shared/data`` would then point at
+``<root>/.dvc/tmp/exps/shared/data`` (or ``.../standalone/shared/data``), where nothing is. Rather
+than make the mirror absolute (which would change every mirror dependency's recorded path and
+re-run the whole pipeline in the experiment), a symbolic link ``shared`` -> ``<root>/../shared`` in
+each of those two directories makes the same relative path resolve from any copy; the recorded paths, and so DVC's cache
 decisions, stay those of the workspace. ``setup.sh`` and the launcher
 (``python -m workflow.launch dvc exp ...``) create it; ``python -m workflow.experiments`` does it
 alone. The MLflow store needs nothing: a stage in a copy logs to its repository's store
@@ -26,9 +27,9 @@ from elmo_repro.params import load_params
 from elmo_repro.tracking import EXPERIMENT_COPIES
 
 
-def mirror_link(mirror: str, root: Path) -> tuple[Path, Path] | None:
-    """``(link, target)`` that makes the relative ``mirror`` resolve from an experiment copy of
-    ``root``, or None for an absolute mirror (nothing to do).
+def mirror_links(mirror: str, root: Path) -> list[tuple[Path, Path]]:
+    """``(link, target)`` pairs that make the relative ``mirror`` resolve from DVC's experiment
+    copies of ``root`` (one per copy directory), or none for an absolute mirror.
 
     Raises:
         ValueError: a relative mirror that does not start with exactly one ``..`` (naming it),
@@ -36,50 +37,53 @@ def mirror_link(mirror: str, root: Path) -> tuple[Path, Path] | None:
     """
     path = PurePosixPath(mirror)
     if path.is_absolute():
-        return None
+        return []
     parts = path.parts
     if len(parts) < 2 or parts[0] != ".." or ".." in parts[1:]:
         raise ValueError(f"data.mirror {mirror!r}: a relative mirror must be a sibling of the repository "
                          "('../<dir>/...') to be found from DVC's experiment copies; give an absolute path")
     name = parts[1]
-    if name == "cache" or name.startswith("tmp"):
+    if name in ("cache", "celery", "run", "standalone") or name.startswith(("tmp", "rwlock")):
         raise ValueError(f"data.mirror {mirror!r}: {name!r} clashes with DVC's entries in "
-                         f"{EXPERIMENT_COPIES}; give an absolute path")
-    return root / EXPERIMENT_COPIES / name, (root.parent / name).resolve()
+                         f"{EXPERIMENT_COPIES[0]}; give an absolute path")
+    target = (root.parent / name).resolve()
+    return [(root / parent / name, target) for parent in EXPERIMENT_COPIES]
 
 
-def ensure_mirror_link(mirror: str, root: Path) -> Path | None:
-    """Create (or repoint) the link of :func:`mirror_link`; returns it, or None if none is needed.
+def ensure_mirror_links(mirror: str, root: Path) -> list[Path]:
+    """Create (or repoint) the links of :func:`mirror_links`; returns them (none for an absolute
+    mirror).
 
     Raises:
-        ValueError: as :func:`mirror_link`.
-        FileExistsError: something other than a link already has the link's name.
+        ValueError: as :func:`mirror_links`.
+        FileExistsError: something other than a link already has a link's name.
     """
-    found = mirror_link(mirror, root)
-    if found is None:
-        return None
-    link, target = found
-    link.parent.mkdir(parents=True, exist_ok=True)
-    if link.is_symlink():
-        if Path(os.readlink(link)) == target:
-            return link
-        link.unlink()
-    elif link.exists():
-        raise FileExistsError(f"{link} exists and is not a link; remove it or give an absolute data.mirror")
-    link.symlink_to(target, target_is_directory=True)
-    return link
+    made = []
+    for link, target in mirror_links(mirror, root):
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_symlink():
+            if Path(os.readlink(link)) == target:
+                made.append(link)
+                continue
+            link.unlink()
+        elif link.exists():
+            raise FileExistsError(f"{link} exists and is not a link; remove it or give an absolute data.mirror")
+        link.symlink_to(target, target_is_directory=True)
+        made.append(link)
+    return made
 
 
 def main() -> int:
     root = Path.cwd()
     mirror = load_params()["data"]["mirror"]
     try:
-        link = ensure_mirror_link(mirror, root)
+        links = ensure_mirror_links(mirror, root)
     except (ValueError, FileExistsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    print(f"experiments: data mirror {mirror!r} " + (f"reachable from DVC's experiment copies ({link} -> "
-                                                     f"{os.readlink(link)})" if link else "is absolute"))
+    where = ", ".join(f"{link.relative_to(root)} -> {os.readlink(link)}" for link in links)
+    print(f"experiments: data mirror {mirror!r} " + (f"reachable from DVC's experiment copies ({where})"
+                                                     if links else "is absolute"))
     return 0
 
 

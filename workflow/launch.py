@@ -32,7 +32,7 @@ from elmo_repro import tracking
 from elmo_repro.console import log
 from elmo_repro.params import load_params
 
-from .experiments import ensure_mirror_link
+from .experiments import ensure_mirror_links
 
 RUNNERS = ("dvc", "snakemake")
 TABLES = Path("results/tables")
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     experiment = args.runner == "dvc" and bool(args.args) and args.args[0] in ("exp", "queue")
     if experiment:
         try:
-            ensure_mirror_link(params["data"]["mirror"], Path.cwd())
+            ensure_mirror_links(params["data"]["mirror"], Path.cwd())
         except (ValueError, FileExistsError) as err:
             log(f"[pipeline] {err}")
             return 2

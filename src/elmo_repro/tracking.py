@@ -38,18 +38,22 @@ KIND_TAG, KIND = "mlflow.experimentKind", "custom_model_development"
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 
-# Where DVC runs `dvc exp run --temp` and queued experiments: a copy of the workspace in
-# <repository>/.dvc/tmp/exps/<tmp dir> (dvc.repo.experiments.executor.local.TempDirExecutor).
-EXPERIMENT_COPIES = Path(".dvc", "tmp", "exps")
+# Where DVC runs experiments in copies of the workspace (dvc.repo.experiments, DVC 3): queued ones
+# (`dvc queue start`) in <repository>/.dvc/tmp/exps/<tmp dir>, `dvc exp run --temp` in
+# <repository>/.dvc/tmp/exps/standalone/<tmp dir>.
+EXPERIMENT_COPIES = (Path(".dvc", "tmp", "exps"), Path(".dvc", "tmp", "exps", "standalone"))
 
 
 def repository_root(cwd: Path | None = None) -> Path:
-    """The repository whose store a stage logs to: the working directory, or, when it is DVC's
-    temporary copy for an experiment (``<root>/.dvc/tmp/exps/<tmp>``), the repository it copies,
-    so that the runs of ``dvc exp run --temp`` and ``dvc queue`` outlive the copy."""
+    """The repository whose store a stage logs to: the working directory, or, when it is one of
+    DVC's temporary copies for an experiment (:data:`EXPERIMENT_COPIES`), the repository it
+    copies, so that the runs of ``dvc exp run --temp`` and ``dvc queue`` outlive the copy."""
     cwd = (cwd or Path.cwd()).resolve()
-    root = cwd.parent.parent.parent.parent
-    return root if cwd.parent == root / EXPERIMENT_COPIES else cwd
+    for parent in EXPERIMENT_COPIES:
+        depth = len(parent.parts)
+        if len(cwd.parents) > depth and cwd.parent == cwd.parents[depth] / parent:
+            return cwd.parents[depth]
+    return cwd
 
 
 def tracking_uri() -> str:

@@ -2,11 +2,13 @@
 invariance, the ELMo penalty, initialisation, and learning a toy problem."""
 
 import importlib.util
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from fp_bounds import ELEMENTWISE, U32, gamma
 
 from elmo_repro.experiments.specs import ElmoSpec
 from elmo_repro.nn.masked import masked_max, masked_mean, masked_min, masked_softmax, weighted_sum
@@ -85,21 +87,28 @@ def test_masked_softmax_ignores_masked_keys():
     mask = torch.tensor([[True, True, False]])
     w = masked_softmax(logits.nan_to_num(0.0), mask[:, None, :])
     assert torch.all(w[..., 2] == 0)
-    torch.testing.assert_close(w.sum(-1), torch.ones(1, 2))
-    torch.testing.assert_close(w[0, 0, :2], torch.softmax(torch.tensor([1.0, 2.0]), 0))
+    # softmax: w_i = e_i / sum(e) with the same rounded e_i on top and below, so the weights sum to
+    # 1 within the 3-term sums' rounding (2 each, the row and this check) and the division (1)
+    torch.testing.assert_close(w.sum(-1), torch.ones(1, 2), rtol=0, atol=gamma(5))
+    # the same softmax over the unmasked entries (the masked one adds an exact 0 to the sum): max
+    # shift (1), exp (2), sum (2), division (1) for each, so within twice gamma_6 relative
+    torch.testing.assert_close(w[0, 0, :2], torch.softmax(torch.tensor([1.0, 2.0]), 0), rtol=2 * gamma(6), atol=0)
     assert torch.all(masked_softmax(logits[:, 0], torch.zeros(1, 3, dtype=torch.bool)) == 0)
     # weighted_sum does not let a non-finite padded value leak in.
     values = torch.tensor([[[1.0, 2.0], [3.0, 4.0], [float("inf"), float("nan")]]])
-    torch.testing.assert_close(weighted_sum(values, w)[0, 0],
-                               w[0, 0, 0] * values[0, 0] + w[0, 0, 1] * values[0, 1])
+    expected = w[0, 0, 0] * values[0, 0] + w[0, 0, 1] * values[0, 1]
+    # 2 products and their sum (3 roundings; the padded term is an exact 0) either way
+    bound = 2 * gamma(3) * float((w[0, 0, :2, None] * values[0, :2]).abs().sum(0).amax())
+    torch.testing.assert_close(weighted_sum(values, w)[0, 0], expected, rtol=0, atol=bound)
 
 
 def test_masked_pooling_known_values():
     x = torch.tensor([[[1.0, 5.0], [3.0, -2.0], [100.0, -100.0]]])              # (1, 3, 2)
     mask = torch.tensor([[True, True, False]])
-    torch.testing.assert_close(masked_max(x, mask), torch.tensor([[3.0, 5.0]]))
-    torch.testing.assert_close(masked_min(x, mask), torch.tensor([[1.0, -2.0]]))
-    torch.testing.assert_close(masked_mean(x, mask), torch.tensor([[2.0, 1.5]]))
+    # small integers and halves: max, min, sums and the division by 2 are exact in float32
+    torch.testing.assert_close(masked_max(x, mask), torch.tensor([[3.0, 5.0]]), rtol=0, atol=0)
+    torch.testing.assert_close(masked_min(x, mask), torch.tensor([[1.0, -2.0]]), rtol=0, atol=0)
+    torch.testing.assert_close(masked_mean(x, mask), torch.tensor([[2.0, 1.5]]), rtol=0, atol=0)
 
 
 def test_maxout_hand_worked():
@@ -111,7 +120,7 @@ def test_maxout_hand_worked():
         m.linears[1].bias.zero_()
     # x = (1, 2): affine (1, 2, 4, 1) -> pools (1,2), (4,1) -> (2, 4); affine (-2, 1) -> 1.
     # (Interleaved pools (1,4), (2,1) would give (4, 2) -> (2, 2) -> 2.)
-    torch.testing.assert_close(m(torch.tensor([[1.0, 2.0]])), torch.tensor([[1.0]]))
+    torch.testing.assert_close(m(torch.tensor([[1.0, 2.0]])), torch.tensor([[1.0]]), rtol=0, atol=0)  # integers: exact
     assert m.output_dim == 1
 
 
@@ -181,8 +190,20 @@ def test_shapes_and_padding_invariance(kind, with_elmo):
     logits = model.logits(batch)
     assert logits.shape == (3, 5 if kind == "bcn" else 3)
     assert len(model.predict(batch)) == 3
+    # Alone vs in the padded batch: two float32 orderings, each within the chain bound of
+    # fp_bounds.py: every LSTM (taken as run one after another) over the longest sequence, a step
+    # being one dot product over input + hidden plus the elementwise gate roundings; every linear
+    # layer's dot product; the attention softmax, weighted sums and poolings over the sequence
+    # (3 x T); relative to the largest |value| among the inputs and the logits (about 1e-4 here).
+    lstms = [m for m in model.modules() if isinstance(m, torch.nn.LSTM)]
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    steps = max(int(v.max()) for k, v in batch.items() if k.endswith("lengths"))
+    width = max([m.input_size + m.hidden_size for m in lstms] + [m.in_features for m in linears])
+    roundings = len(lstms) * steps * (width + ELEMENTWISE) + len(linears) * width + 3 * steps
+    inputs = [model.words.weight.detach().abs().amax()] + [v.abs().amax() for v in (batch["elmo"] or {}).values()]
+    bound = 2 * roundings * U32 * float(max(logits.detach().abs().amax(), *inputs))
     for i in range(3):
-        torch.testing.assert_close(model.logits(select(batch, i, keys))[0], logits[i], atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(model.logits(select(batch, i, keys))[0], logits[i], atol=bound, rtol=0)
 
 
 @pytest.mark.parametrize("kind", ["bcn", "esim"])
@@ -202,8 +223,14 @@ def test_loss_penalty_and_mix_gradients(kind):
                 mix.scalar_parameters.copy_(torch.tensor([0.5, -1.0, 2.0]))
     with_penalty.eval(), without.eval()
     penalty = with_penalty.elmo.penalty()
-    torch.testing.assert_close(penalty, torch.tensor(0.001 * 2 * (0.25 + 1.0 + 4.0)))
-    torch.testing.assert_close(with_penalty.loss(batch) - without.loss(batch), penalty)
+    # 0.001 to float32 (1), the product (1), the sum over 2 mixes (1); the expected value rounded to
+    # float32 (1): gamma_4 relative (squares and their sums are exact)
+    torch.testing.assert_close(penalty, torch.tensor(0.001 * 2 * (0.25 + 1.0 + 4.0)), rtol=gamma(4), atol=0)
+    # the task losses are the same computation; adding the penalty (1) and subtracting (1) round
+    # relative to |loss| at most
+    loss_with, loss_without = with_penalty.loss(batch), without.loss(batch)
+    bound = gamma(2) * float(loss_with.detach().abs() + loss_without.detach().abs())
+    torch.testing.assert_close(loss_with - loss_without, penalty, rtol=0, atol=bound)
 
 
 def test_esim_initialisation():
@@ -220,7 +247,12 @@ def test_esim_initialisation():
         assert torch.all(lstm.bias_hh_l0[:h] == 0) and torch.all(lstm.bias_hh_l0[2 * h:] == 0)
         assert torch.all(lstm.bias_ih_l0 == 0)
         w = lstm.weight_hh_l0.detach()                                # (4H, H): orthonormal columns
-        torch.testing.assert_close(w.T @ w, torch.eye(h), atol=1e-5, rtol=0)
+        # float32 Householder QR (torch's orthogonal_) gives columns orthonormal to within about
+        # sqrt(n) m n u for an m x n matrix (Higham, Accuracy and Stability, Thm 19.4, its small
+        # constant taken as 1); w.T @ w sums 4H products with sum |w_i w_j| <= 1 (2e-5 in all)
+        m, n = w.shape
+        bound = math.sqrt(n) * m * n * U32 + gamma(m)
+        torch.testing.assert_close(w.T @ w, torch.eye(h), atol=bound, rtol=0)
         bound = (6 / sum(lstm.weight_ih_l0.shape)) ** 0.5                 # xavier-uniform range
         assert lstm.weight_ih_l0.abs().max() <= bound
     for linear in (model.projection[0], model.output_hidden[0], model.output_logit):

@@ -4,6 +4,7 @@ import itertools
 
 import pytest
 import torch
+from fp_bounds import U64, gamma
 
 from elmo_repro.nn.crf import ConditionalRandomField, allowed_transitions, is_valid_bioul
 
@@ -35,7 +36,11 @@ def brute_force(crf, emissions, length, constrained):
     if constrained:     # the constrained normaliser ranges over the valid BIOUL sequences only
         valid = [sequence_score(crf, emissions, tags, False) for tags in scores
                  if is_valid_bioul([LABELS[i] for i in tags])]
-        assert log_z.item() == pytest.approx(torch.logsumexp(torch.stack(valid), 0).item(), abs=1e-9)
+        # float64; the valid sequences score the same either way and the others add exp(-10000) = 0,
+        # so only the two log-sum-exps' orders differ: N-term sums (N - 1), exp and log (2 each),
+        # the shift (1) relative to the sum, i.e. absolutely after the log, plus log's rounding of |log Z|
+        bound = 2 * gamma(len(scores) + 4, U64) * (1 + abs(log_z.item()))
+        assert log_z.item() == pytest.approx(torch.logsumexp(torch.stack(valid), 0).item(), abs=bound)
         assert is_valid_bioul([LABELS[i] for i in best])
     return log_z, best
 
@@ -56,9 +61,16 @@ def test_log_likelihood_and_viterbi_match_brute_force(constrained):
         if constrained:                                           # a valid gold sequence
             gold[b, :n] = torch.tensor(best)
         expected = sequence_score(crf, emissions[b], gold[b, :n].tolist(), constrained) - log_z
-        assert crf.log_likelihood(emissions, gold, mask)[b].item() == pytest.approx(expected.item(), abs=1e-9)
+        # float64 both ways: the path scores (2n + 1 terms, each at most the largest |emission| or
+        # |transition| s) and log Z by enumeration (as above) or by the forward algorithm (n
+        # log-sum-exps over K tags: K + 5 roundings each), relative to (2n + 1) s + |log Z|
+        s = max(float(emissions[b].abs().max()), *(float(p.detach().abs().max()) for p in
+                (crf.transitions, crf.start_transitions, crf.end_transitions)))
+        roundings = (2 * n + 1) + k ** n + 4 + n * (k + 5)
+        bound = 2 * gamma(roundings, U64) * ((2 * n + 1) * s + abs(log_z.item()))
+        assert crf.log_likelihood(emissions, gold, mask)[b].item() == pytest.approx(expected.item(), abs=bound)
         assert paths[b] == list(best)
-    assert crf(emissions, gold, mask).item() == pytest.approx(crf.log_likelihood(emissions, gold, mask).sum().item())
+    assert crf(emissions, gold, mask).item() == crf.log_likelihood(emissions, gold, mask).sum().item()   # the same sum
 
 
 def test_padding_does_not_change_the_likelihood():
@@ -69,7 +81,11 @@ def test_padding_does_not_change_the_likelihood():
     mask = torch.tensor([[True] * 3 + [False] * 4])
     short = crf.log_likelihood(emissions, tags, torch.ones(1, 3, dtype=torch.bool))
     long = crf.log_likelihood(padded, torch.cat([tags, torch.full((1, 4), 7)], 1), mask)
-    torch.testing.assert_close(short, long)
+    # padding adds exact zeros to the gold score and keeps alpha as it was (torch.where); only the
+    # float64 sums over 3 or 7 positions may group differently: 2 x 7 terms of the path score each
+    s = max(float(emissions.abs().max()), *(float(p.detach().abs().max()) for p in
+            (crf.transitions, crf.start_transitions, crf.end_transitions)))
+    torch.testing.assert_close(short, long, rtol=0, atol=2 * gamma(2 * 7 + 2, U64) * (2 * 7 + 1) * s)
     assert crf.viterbi_tags(padded, mask) == crf.viterbi_tags(emissions, torch.ones(1, 3, dtype=torch.bool))
 
 

@@ -4,6 +4,7 @@ run side by side equal each run alone."""
 import numpy as np
 import pytest
 import torch
+from fp_bounds import U32, lstm_step_roundings
 
 from elmo_repro.bilm.lstm import (LstmCellWithProjection, LstmStack, _stack_run_time_weights, run_cells,
                                    run_stacks, stacked_run_time_weights)
@@ -29,21 +30,30 @@ def test_one_step_by_hand_with_clipping():
     assert h > 0.3                                             # and the projection clip
     h = min(h, 0.3)
     out, (h1, c1) = cell(torch.tensor([[[x]]]), (torch.tensor([[h0]]), torch.tensor([[c0]])))
-    assert np.isclose(c1.item(), c) and np.isclose(h1.item(), h) and np.isclose(out.item(), h)
+    # both clips are hit by margins (1.09 > 0.5, 0.33 > 0.3) far above float32 rounding (about 1e-6,
+    # the unclipped test's bound), so the outputs are the clip values themselves, exactly
+    assert c1.item() == c == 0.5 and h1.item() == out.item() == float(np.float32(h))
 
 
 def test_unclipped_step_matches_numpy():
     torch.manual_seed(0)
     cell = LstmCellWithProjection(3, 4, 2, cell_clip=None, proj_clip=None)
     x, h0, c0 = torch.randn(5, 3), torch.randn(5, 2), torch.randn(5, 4)
-    W = np.concatenate([cell.input_weight.detach().numpy(), cell.state_weight.detach().numpy()])
-    gates = np.concatenate([x.numpy(), h0.numpy()], 1) @ W + cell.bias.detach().numpy()
+    W = np.concatenate([cell.input_weight.detach().numpy(), cell.state_weight.detach().numpy()]).astype(np.float64)
+    xh, b, P = np.concatenate([x.numpy(), h0.numpy()], 1).astype(np.float64), cell.bias.detach().double().numpy(), \
+        cell.projection.detach().double().numpy()
+    gates = xh @ W + b                                                    # float64 throughout
     i, j, f, o = np.split(gates, 4, axis=1)
-    c = sigmoid(f + 1.0) * c0.numpy() + sigmoid(i) * np.tanh(j)
-    h = (sigmoid(o) * np.tanh(c)) @ cell.projection.detach().numpy()
+    c = sigmoid(f + 1.0) * c0.double().numpy() + sigmoid(i) * np.tanh(j)
+    h = (sigmoid(o) * np.tanh(c)) @ P
     _, (h1, c1) = cell(x[:, None], (h0, c0))
-    np.testing.assert_allclose(c1.detach().numpy(), c, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(h1.detach().numpy(), h, rtol=1e-5, atol=1e-6)
+    # float32 vs float64: one step's chain of roundings (fp_bounds.py), each relative to the largest
+    # magnitude in play: the gates' sum|terms|, |c|, |c0| or the projection's sum|terms| (about 5e-6)
+    scale = max((np.abs(xh) @ np.abs(W) + np.abs(b)).max() + 1.0, np.abs(c).max(), np.abs(c0.numpy()).max(),
+                (np.abs(np.tanh(c)) @ np.abs(P)).max())
+    bound = lstm_step_roundings(3, 4, 2) * U32 * scale
+    np.testing.assert_allclose(c1.detach().numpy(), c, rtol=0, atol=bound)
+    np.testing.assert_allclose(h1.detach().numpy(), h, rtol=0, atol=bound)
 
 
 def test_residual_connection_only_after_the_first_layer():
@@ -53,8 +63,10 @@ def test_residual_connection_only_after_the_first_layer():
     outputs, _ = stack(x)
     plain0, _ = stack.layers[0](x)
     plain1, _ = stack.layers[1](plain0)
-    torch.testing.assert_close(outputs[0], plain0)
-    torch.testing.assert_close(outputs[1], plain1 + plain0)
+    # two float32 runs of the same 4-step, 2-layer chain: twice its bound (fp_bounds.py)
+    bound = 2 * 4 * lstm_step_roundings(2, 3, 2, n_layers=2) * U32 * float(outputs[1].detach().abs().amax())
+    torch.testing.assert_close(outputs[0], plain0, rtol=0, atol=bound)
+    torch.testing.assert_close(outputs[1], plain1 + plain0, rtol=0, atol=bound)
 
 
 def test_run_time_weights_reorder_gates_and_fold_the_forget_bias():
@@ -81,14 +93,20 @@ def test_cells_side_by_side_equal_each_cell_alone_with_mask_and_gradients():
     together.sum().backward()
     grad_together = x.grad.clone()
     x.grad = None
+    # batched vs alone: two float32 orderings of a 6-step chain, twice its bound (fp_bounds.py),
+    # relative to the largest |h| or |c|; the gradients run the chain again backwards on the forward
+    # values (twice the steps), relative to the largest gradient (each about 1e-5)
+    largest = max(together.detach().abs().amax(), c.detach().abs().amax())
+    bound = 2 * 6 * lstm_step_roundings(3, 5, 2) * U32 * float(largest)
     for d, cell in enumerate(cells):
         alone, (h_d, c_d) = cell(x[d], (state[0][d], state[1][d]), mask)
         alone.sum().backward()
-        torch.testing.assert_close(together[d], alone, atol=1e-6, rtol=0)
-        torch.testing.assert_close(h[d], h_d, atol=1e-6, rtol=0)
-        torch.testing.assert_close(c[d], c_d, atol=1e-6, rtol=0)
-    torch.testing.assert_close(grad_together, x.grad, atol=1e-6, rtol=0)
-    torch.testing.assert_close(h[:, 2], state[0][:, 2])                  # all-masked row keeps its state
+        torch.testing.assert_close(together[d], alone, atol=bound, rtol=0)
+        torch.testing.assert_close(h[d], h_d, atol=bound, rtol=0)
+        torch.testing.assert_close(c[d], c_d, atol=bound, rtol=0)
+    grad_bound = 2 * 2 * 6 * lstm_step_roundings(3, 5, 2) * U32 * float(x.grad.abs().amax())
+    torch.testing.assert_close(grad_together, x.grad, atol=grad_bound, rtol=0)
+    torch.testing.assert_close(h[:, 2], state[0][:, 2], rtol=0, atol=0)  # all-masked row keeps its state
     assert c.abs().max() <= 0.5 and together.abs().max() <= 0.4
     assert (c.abs() == 0.5).any() and (together.abs() == 0.4).any()      # both clips were active
 
@@ -101,8 +119,13 @@ def test_long_sequences_run_in_time_chunks_with_the_same_result(monkeypatch):
     whole, finals = stack(x)
     monkeypatch.setattr(lstm, "TIME_CHUNK", 4)                            # 11 steps: chunks 4, 4, 3
     chunked, finals_chunked = stack(x)
-    for a, b in zip(whole + [t for s in finals for t in s], chunked + [t for s in finals_chunked for t in s]):
-        torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
+    # two float32 orderings of an 11-step, 2-layer chain: twice its bound (fp_bounds.py) relative
+    # to the largest |h| or |c| (about 3e-5)
+    pairs = list(zip(whole + [t for s in finals for t in s], chunked + [t for s in finals_chunked for t in s]))
+    largest = max(a.detach().abs().amax() for a, _ in pairs)
+    bound = 2 * 11 * lstm_step_roundings(3, 4, 3, n_layers=2) * U32 * float(largest)
+    for a, b in pairs:
+        torch.testing.assert_close(a, b, atol=bound, rtol=0)
 
 
 def test_stacks_side_by_side_equal_each_stack_alone():
@@ -112,12 +135,16 @@ def test_stacks_side_by_side_equal_each_stack_alone():
     x = torch.randn(2, 2, 5, 3)
     states = [None, [(torch.randn(2, 3), torch.randn(2, 4)) for _ in range(2)]]   # zeros for one
     outputs, finals = run_stacks(stacks, x, states)
+    # two float32 orderings of a 5-step, 2-layer chain: twice its bound (fp_bounds.py) relative to
+    # the largest |h| or |c| (about 2e-5)
+    largest = max(t.detach().abs().amax() for t in [*outputs, *(t for d in finals for hc in d for t in hc)])
+    bound = 2 * 5 * lstm_step_roundings(3, 4, 3, n_layers=2) * U32 * float(largest)
     for d, stack in enumerate(stacks):
         alone, final = stack(x[d], states[d])
         for k in range(2):
-            torch.testing.assert_close(outputs[k][d], alone[k], atol=1e-6, rtol=0)
-            torch.testing.assert_close(finals[d][k][0], final[k][0], atol=1e-6, rtol=0)
-            torch.testing.assert_close(finals[d][k][1], final[k][1], atol=1e-6, rtol=0)
+            torch.testing.assert_close(outputs[k][d], alone[k], atol=bound, rtol=0)
+            torch.testing.assert_close(finals[d][k][0], final[k][0], atol=bound, rtol=0)
+            torch.testing.assert_close(finals[d][k][1], final[k][1], atol=bound, rtol=0)
 
 
 def test_stacks_of_different_shapes_are_refused():

@@ -2,9 +2,12 @@
 layers for padded batches, same gradients and the same update for a training step."""
 
 import copy
+import math
+from types import SimpleNamespace
 
 import pytest
 import torch
+from fp_bounds import U32, UBF16, bilm_bound, bilm_step_roundings, lstm_step_roundings, token_roundings
 
 from elmo_repro.bilm.lstm import LstmCellWithProjection
 from elmo_repro.bilm.model import BiLM, BiLMConfig
@@ -14,7 +17,6 @@ from elmo_repro.data.character_ids import batch_to_char_ids
 SENTENCES = [s.split() for s in [
     "the cat sat on the mat", "a dog barked", "hello", "cats and dogs are pets , said the vet",
     "the mat is red", "", "dogs bark at cats"]]
-ATOL = 1e-5
 
 
 def config(skip: bool, clip: float | None = 3.0, vocab: int = 0) -> BiLMConfig:
@@ -71,8 +73,15 @@ def test_cell_matches_the_reference_from_a_given_state_with_gradients():
         (out.sin().sum() + h.sum() + (c ** 2).sum()).backward()
         grads.append([out.detach(), h.detach(), c.detach(), x.grad.clone(),
                       *(p.grad.clone() for p in cell.parameters())])
-    for fast, ref in zip(*grads):
-        torch.testing.assert_close(fast, ref, atol=ATOL, rtol=1e-5)
+    # two float32 orderings of a 9-step chain (fp_bounds.py): the outputs twice its bound; the
+    # gradients run it again backwards on the forward values (twice the steps) and each weight's
+    # gradient sums over the 3 x 9 positions, relative to the largest gradient (about 2e-3 on 30)
+    chain = 9 * lstm_step_roundings(5, 12, 4)
+    largest_grad = max(float(g.abs().amax()) for g in grads[1][3:])
+    for k, (fast, ref) in enumerate(zip(*grads)):
+        bound = (2 * chain * U32 * float(max(t.abs().amax() for t in grads[1][:3])) if k < 3
+                 else 2 * (2 * chain + 3 * 9) * U32 * largest_grad)
+        torch.testing.assert_close(fast, ref, atol=bound, rtol=0)
 
 
 @pytest.mark.parametrize("skip", [True, False])
@@ -109,14 +118,33 @@ def test_training_step_matches_the_reference(skip):
 
     (loss_f, finals_f, grads_f, norm_f, params_f), (loss_r, finals_r, grads_r, norm_r, params_r) = results
     assert norm_f > 1.0
-    torch.testing.assert_close(loss_f, loss_r, atol=ATOL, rtol=1e-6)
-    torch.testing.assert_close(norm_f, norm_r, atol=ATOL, rtol=1e-5)
-    for fast, ref in zip(finals_f, finals_r):
-        torch.testing.assert_close(fast, ref, atol=ATOL, rtol=0)
+    # Two float32 orderings of one training step, each bounded as in fp_bounds.py (2e-4..4e-3 of
+    # each quantity's scale; a wrong step is off by its own order). The forward chain: 7 biLM steps,
+    # the logits (16 + 1 terms), the log-sum-exp over 1 + 20 classes (2 roundings each), the mean
+    # over 28 rows and the 2 directions.
+    cfg, n = start.config, batch * steps
+    forward = steps * bilm_step_roundings(cfg) + (cfg.projection_dim + 1) + 2 * 21 + n + 2
+    torch.testing.assert_close(loss_f, loss_r, atol=2 * forward * U32 * float(loss_r.abs()), rtol=0)
+    for fast, ref in zip(finals_f, finals_r):                  # the carried states: the biLM chain only
+        torch.testing.assert_close(fast, ref, atol=2 * bilm_bound(cfg, steps, ref.abs().amax()), rtol=0)
+    # gradients: the chain again backwards on the forward values, plus each weight's sum over the
+    # 2 x 28 positions, relative to the largest gradient G
     assert grads_f.keys() == grads_r.keys()
+    g = max(float(t.abs().amax()) for t in grads_r.values())
+    grad_bound = 2 * (2 * forward + 2 * n) * U32 * g
     for name in grads_f:
-        torch.testing.assert_close(grads_f[name], grads_r[name], atol=ATOL, rtol=1e-5, msg=name)
-        torch.testing.assert_close(params_f[name], params_r[name], atol=ATOL, rtol=0, msg=name)
+        torch.testing.assert_close(grads_f[name], grads_r[name], atol=grad_bound, rtol=0, msg=name)
+    # norm = sqrt(sum g^2) over N entries: within (sum|g| / norm) grad_bound + (N / 2 + 1) u norm
+    flat = torch.cat([t.flatten() for t in grads_r.values()])
+    norm_bound = float(flat.abs().sum() / norm_r) * grad_bound + (flat.numel() / 2 + 1) * U32 * float(norm_r)
+    torch.testing.assert_close(norm_f, norm_r, atol=norm_bound, rtol=0)
+    # clipped gradient g / norm: within (grad_bound + G norm_bound / norm) / norm; Adagrad (initial
+    # accumulator 1: the step is at most lr |g / norm|) moves each weight by lr times that, plus a
+    # few roundings of the step (4 u lr G / norm) and one of the weight
+    step_bound = 0.2 * ((grad_bound + g * norm_bound / float(norm_r)) / float(norm_r) + 4 * U32 * g / float(norm_r))
+    for name in grads_f:
+        bound = step_bound + U32 * float(params_r[name].detach().abs().amax())
+        torch.testing.assert_close(params_f[name], params_r[name], atol=bound, rtol=0, msg=name)
 
 
 def test_bf16_autocast_inference_is_close_and_float32():
@@ -128,7 +156,14 @@ def test_bf16_autocast_inference_is_close_and_float32():
     with torch.no_grad():
         full, half = model.layers(char_ids), model.layers(char_ids, bf16=True)
     assert half.dtype == torch.float32
-    torch.testing.assert_close(half, full, atol=5e-2, rtol=0)
+    # bf16 autocast rounds the operands of every matrix product to 8 significant bits (2 u_bf16 per
+    # product, float32 accumulation); a step has 1 + n_highway + 1 + 2 n_layers products in its
+    # chain. Worst case over 12 steps exceeds the values themselves, so this uses the typical
+    # bound: independent errors add in quadrature, sqrt(steps x products) x 2 u_bf16 x max|value|
+    # (about 2e-2 here; measured 3e-3; a wrong weight or layer is off by the values' own order).
+    products = 1 + model.config.n_highway + 1 + 2 * model.config.n_layers
+    bound = math.sqrt(char_ids.size(1) * products) * 2 * UBF16 * float(full.abs().amax())
+    torch.testing.assert_close(half, full, atol=bound, rtol=0)
     mask = (char_ids > 0).any(-1)
     assert half.permute(0, 2, 1, 3)[~mask].abs().sum() == 0
 
@@ -154,11 +189,16 @@ def test_grouped_char_cnn_equals_the_full_width_convolution_with_gradients():
         (out * torch.linspace(-1, 1, out.numel()).view_as(out)).sum().backward()
         outputs.append(out.detach())
         grads.append([p.grad.clone() for p in embedder.parameters()])
-    torch.testing.assert_close(outputs[0], outputs[1], atol=1e-6, rtol=1e-6)
+    # two float32 orderings of the token layer's chain (fp_bounds.py): twice its bound; the
+    # gradients run it again backwards and each weight's sum over the 13 words x 50 slots
+    chain = token_roundings(SimpleNamespace(filters=[[1, 4], [3, 8], [7, 16]], char_dim=8, n_highway=1))
+    bound = 2 * chain * U32 * float(outputs[1].abs().amax())
+    torch.testing.assert_close(outputs[0], outputs[1], atol=bound, rtol=0)
+    grad_bound = 2 * (2 * chain + ids.numel()) * U32 * max(float(g.abs().amax()) for g in grads[1])
     for fast, ref in zip(*grads):
-        torch.testing.assert_close(fast, ref, atol=1e-6, rtol=1e-6)
+        torch.testing.assert_close(fast, ref, atol=grad_bound, rtol=0)
     with torch.no_grad():                                              # amax at inference
-        torch.testing.assert_close(embedder(ids), outputs[1], atol=1e-6, rtol=1e-6)
+        torch.testing.assert_close(embedder(ids), outputs[1], atol=bound, rtol=0)
     assert embedder(ids[:0]).shape == (0, 6)
     assert embedder.embed_unique(ids[:0]).shape == (0, 6)
     assert embedder.embed_unique(ids.new_zeros(2, 0, 50)).shape == (2, 0, 6)

@@ -1,8 +1,11 @@
 """ScalarMix (paper Eq. 1) against numpy."""
 
+import math
+
 import numpy as np
 import pytest
 import torch
+from fp_bounds import U32, gamma
 
 from elmo_repro.elmo.injection import ElmoInjection
 from elmo_repro.elmo.scalar_mix import ScalarMix
@@ -17,15 +20,24 @@ def test_mix_matches_numpy():
         mix.gamma.fill_(1.7)
     layers = torch.randn(2, 3, 4, 5)
     w = np.exp([0.5, -1.0, 2.0]) / np.exp([0.5, -1.0, 2.0]).sum()
-    expected = 1.7 * np.einsum("l,bltd->btd", w, layers.numpy())
-    np.testing.assert_allclose(mix(layers).detach().numpy(), expected, rtol=1e-5, atol=1e-6)
-    assert np.isclose(mix.penalty().item(), 0.1 * (0.25 + 1.0 + 4.0))
+    expected = 1.7 * np.einsum("l,bltd->btd", w, layers.numpy().astype(np.float64))   # float64
+    # float32 vs exact: softmax weights (max shift 1, exp 2, 3-term sum 2, division 1) and gamma
+    # stored in float32 (1): 7 roundings relative to each term; the products (1) and the 3-term sum
+    # (2) round relative to sum|terms| <= 1.7 max|h|: gamma_10 * 1.7 max|h| (about 1e-6 here).
+    bound = gamma(10) * 1.7 * float(layers.abs().amax())
+    np.testing.assert_allclose(mix(layers).detach().numpy(), expected, rtol=0, atol=bound)
+    # 0.1 rounded to float32, then the product (the squares and their sum are exact): gamma_2
+    assert math.isclose(mix.penalty().item(), 0.1 * (0.25 + 1.0 + 4.0), rel_tol=gamma(2), abs_tol=0)
 
 
 def test_initial_mix_is_the_average_and_penalty_zero():
     mix = ScalarMix(3, l2_coef=1.0)
     layers = torch.randn(1, 3, 2, 4)
-    torch.testing.assert_close(mix(layers), layers.mean(dim=1))
+    # mix: weights 1/3 (exp 2, 3-term sum 2, division 1), products (1), 3-term sum (2): within
+    # gamma_8 * sum|h| of the exact mean; mean: 3-term sum (2), division (1): gamma_3 * sum|h|
+    # (about 1e-6 here)
+    bound = (gamma(8) + gamma(3)) * float(layers.abs().sum(dim=1).amax())
+    torch.testing.assert_close(mix(layers), layers.mean(dim=1), rtol=0, atol=bound)
     assert mix.penalty().item() == 0.0
 
 
@@ -34,13 +46,23 @@ def test_layer_norm_uses_only_unmasked_positions():
     mask = torch.tensor([[True, True, False], [True, False, False]])
     mix = ScalarMix(2, do_layer_norm=True)
     out = mix(layers, mask).detach().numpy()
-    expected = np.zeros((2, 3, 4))
+    expected, bound = np.zeros((2, 3, 4)), 0.0
+    n = layers[:, 0].numel()                             # terms of each masked sum (zeros included)
     for k in range(2):
-        values = np.concatenate([layers[0, k, :2].numpy().ravel(), layers[1, k, :1].numpy().ravel()])
-        mean, std = values.mean(), values.std()
-        normed = (layers[:, k].numpy() - mean) / std * mask.numpy()[..., None]
+        x = layers[:, k].numpy().astype(np.float64)
+        values = np.concatenate([x[0, :2].ravel(), x[1, :1].ravel()])
+        mean, std = values.mean(), values.std()          # float64
+        normed = (x - mean) / std * mask.numpy()[..., None]
         expected += 0.5 * normed
-    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
+        # float32 layer norm vs exact, first order: the mean and each centred c = x - mean are
+        # within (n + 2) u max|x| =: d; the variance (n-term sum of c^2, division) within
+        # 2 d mean|c| + (n + 1) u var, so std within d + (n + 3) u std / 2 (mean|c| <= std);
+        # c / std then within d / std (1 + |c| / std) + ((n + 3) / 2 + 1) u |c| / std,
+        # with r = max|x| / std, |c| / std <= 2 r:
+        r = np.abs(values).max() / std
+        bound = max(bound, (n + 2) * U32 * r * (1 + 2 * r) + (n + 5) * U32 * 2 * r)
+    bound += 2 * U32 * np.abs(expected).max()            # 0.5 (exact) times, a 2-term sum (about 2e-5 in all)
+    np.testing.assert_allclose(out, expected, rtol=0, atol=bound)
     with pytest.raises(ValueError, match="mask"):
         mix(layers)
 
@@ -53,7 +75,7 @@ def test_injection_places_mixes_as_the_spec_says():
     assert (both.input_dim, both.output_dim) == (6, 6)
     with torch.no_grad():
         both.mixes[1].scalar_parameters.fill_(1.0)
-    assert np.isclose(both.penalty().item(), 0.5 * 3.0)
+    assert both.penalty().item() == 0.5 * 3.0                        # halves and small integers: exact
     only_input = ElmoInjection(3, ElmoSpec(placement="input"), dim=6)
     assert (only_input.input_dim, only_input.output_dim) == (6, 0) and len(only_input.mixes) == 1
     with pytest.raises(ValueError, match="resolved"):
@@ -65,7 +87,7 @@ def test_fixed_layer_mix_uses_one_layer_and_trains_only_gamma():
     mix = ScalarMix(3, l2_coef=1.0, fixed_layer=0)
     with torch.no_grad():
         mix.gamma.fill_(2.0)
-    torch.testing.assert_close(mix(layers), 2.0 * layers[:, 0])
+    torch.testing.assert_close(mix(layers), 2.0 * layers[:, 0], rtol=0, atol=0)   # times 2 is exact
     assert mix.weights().tolist() == [1.0, 0.0, 0.0] and mix.penalty().item() == 0.0
     assert [name for name, p in mix.named_parameters() if p.requires_grad] == ["gamma"]
     last = ElmoInjection(3, ElmoSpec(placement="input", mix="last"), dim=5)
@@ -79,7 +101,8 @@ def test_fixed_layer_mix_uses_one_layer_and_trains_only_gamma():
 def test_switches_freeze_weights_or_gamma():
     frozen_s = ScalarMix(3, l2_coef=1.0, train_weights=False)
     assert not frozen_s.scalar_parameters.requires_grad and frozen_s.penalty().item() == 0.0
-    assert torch.allclose(frozen_s.weights(), torch.full((3,), 1 / 3))
+    # softmax of zeros: exp(0) (2 roundings), the 3-term sum (2), the division (1); 1/3 rounded (1)
+    torch.testing.assert_close(frozen_s.weights(), torch.full((3,), 1 / 3), rtol=gamma(6), atol=0)
     frozen_gamma = ScalarMix(3, train_gamma=False)
     assert not frozen_gamma.gamma.requires_grad and frozen_gamma.scalar_parameters.requires_grad
 
