@@ -1,13 +1,15 @@
-"""Stage tables: the paper's Table 1 with our numbers, a view over the runs.
+"""Stage tables: the paper's Table 1 with our numbers, and the fine-tuning table, views over the runs.
 
 Reads results/runs/*/{spec,metrics}.json (every run and each task's floor),
-results/metrics/perplexity.json and the paper's numbers (paper/table1.csv, paper/perplexity.txt);
-writes results/tables/table1.{md,csv,json}. Our run ids in the JSON find each number's MLflow run
+results/metrics/perplexity.json, results/metrics/finetune/<task>.json and the paper's numbers
+(paper/table1.csv, paper/perplexity.txt); writes results/tables/table1.{md,csv,json} and
+results/tables/finetuning.{md,json}. Our run ids in the JSON find each number's MLflow run
 (tag ``run_id``).
 """
 
 import pandas as pd
 
+from elmo_repro.finetuning_table import finetuning_rows, load_finetune_metrics, render_finetuning_markdown
 from elmo_repro.io import atomic_open, read_json, read_text, write_json
 from elmo_repro.params import load_params
 from elmo_repro.tables import flat_rows, load_runs, read_paper_table, render_markdown, table1_rows
@@ -32,7 +34,15 @@ def main(argv: list[str] | None = None) -> None:
             pd.DataFrame(flat_rows(rows)).to_csv(handle, index=False, float_format="%.4f")
         write_json("results/tables/table1.json", {"profile": params["profile"], "rows": rows,
                                                   "perplexity": perplexity})
-        for name in ("table1.md", "table1.csv", "table1.json"):
+        names = ["table1.md", "table1.csv", "table1.json"]
+        finetuning = params["tables"].get("finetuning")
+        if finetuning is not None:
+            ft_rows = finetuning_rows(load_finetune_metrics("results/metrics/finetune"), runs, finetuning)
+            with atomic_open("results/tables/finetuning.md") as handle:
+                handle.write(render_finetuning_markdown(ft_rows, params["profile"], finetuning))
+            write_json("results/tables/finetuning.json", {"profile": params["profile"], "rows": ft_rows})
+            names += ["finetuning.md", "finetuning.json"]
+        for name in names:
             run.log_artifact(f"results/tables/{name}")
 
 

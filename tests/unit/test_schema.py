@@ -21,6 +21,7 @@ from elmo_repro.schema import (EVAL_SPLITS, HELDOUT_TEXTS, LM_SOURCES, SECTIONS,
 ROOT = Path(__file__).resolve().parents[2]
 PROFILES = ROOT / "workflow" / "profiles"
 REFRESH = "re-render with `python -m workflow.profile --refresh`"
+from workflow.profile import with_runs  # noqa: E402  (pure python: yaml and the specs)
 
 # The tasks' sections as the base profile writes them (every task has one).
 TASK_SECTIONS = yaml.safe_load((PROFILES / "base.yaml").read_text(encoding="utf-8"))["tasks"]
@@ -39,8 +40,7 @@ def _valid() -> dict:
                                     if k not in ("ner", "tasks", "elmo_specs", "tables", "runs")}}
     params.update(tasks=copy.deepcopy(TASK_SECTIONS), elmo_specs=copy.deepcopy(ELMO_SPECS),
                   tables=copy.deepcopy(TABLES))
-    params["runs"] = render_runs(params["tables"], params["elmo_specs"])
-    return params
+    return with_runs(params)        # runs, and the biLM layers and fine-tunings they need
 
 
 @pytest.fixture
@@ -173,7 +173,7 @@ def test_table_lists_unknown_task(params):
 
 def test_unknown_table(params):
     params["tables"]["table9"] = {}
-    assert _error(params) == "params.yaml: tables.table9: unknown table; did you mean table1? (known: table1)"
+    assert _error(params) == "params.yaml: tables.table9: unknown table; did you mean table1? (known: table1, finetuning)"
 
 
 def test_unknown_placement(params):
