@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import socket
 import time
 from pathlib import Path
 
@@ -75,36 +74,31 @@ def _worker(rank: int, port: int, out: str) -> None:
         torch.distributed.destroy_process_group()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _spawn(out: Path, timeout: float = 120.0, attempts: int = 3) -> None:
-    """Run the ranks. pretrain() joins torchrun's env:// rendezvous, whose store binds
-    MASTER_PORT: a port found free can be taken by another process before rank 0 binds it
-    (EADDRINUSE, seen on a busy machine), so that one failure is retried on a new port."""
-    for attempt in range(attempts):
-        context = mp.start_processes(_worker, args=(_free_port(), str(out)), nprocs=WORLD, join=False,
+def _spawn(out: Path, timeout: float = 120.0) -> None:
+    """Run the ranks. pretrain() joins torchrun's env:// rendezvous. As under torchrun, the store
+    is the launcher's: this process binds a TCPStore to a port the kernel picks (port 0) before any
+    rank starts, and the ranks connect to it as clients (TORCHELASTIC_USE_AGENT_STORE, what
+    torchrun's agent sets). No port is chosen free and bound later, so none can be taken in
+    between (the EADDRINUSE seen on a busy machine)."""
+    store = torch.distributed.TCPStore("127.0.0.1", 0, None, True, wait_for_workers=False)
+    previous = os.environ.get("TORCHELASTIC_USE_AGENT_STORE")
+    os.environ["TORCHELASTIC_USE_AGENT_STORE"] = "True"          # inherited by the spawned ranks
+    try:
+        context = mp.start_processes(_worker, args=(store.port, str(out)), nprocs=WORLD, join=False,
                                      start_method="spawn")
-        deadline = time.monotonic() + timeout
-        try:
-            while not context.join(timeout=1.0):
-                if time.monotonic() > deadline:
-                    for process in context.processes:
-                        if process.is_alive():
-                            process.kill()
-                    pytest.fail(f"the {WORLD} ranks did not finish within {timeout} s")
-            return
-        except mp.ProcessRaisedException as err:
-            if "EADDRINUSE" not in str(err) and "address already in use" not in str(err).lower():
-                raise
+    finally:
+        if previous is None:
+            os.environ.pop("TORCHELASTIC_USE_AGENT_STORE")
+        else:
+            os.environ["TORCHELASTIC_USE_AGENT_STORE"] = previous
+    deadline = time.monotonic() + timeout
+    while not context.join(timeout=1.0):
+        if time.monotonic() > deadline:
             for process in context.processes:
                 if process.is_alive():
                     process.kill()
-            if attempt == attempts - 1:
-                raise
+            pytest.fail(f"the {WORLD} ranks did not finish within {timeout} s")
+    del store
 
 
 def _max_diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
