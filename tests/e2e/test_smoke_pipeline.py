@@ -83,7 +83,9 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
     original = lstm.read_text()
     lstm.write_text(original + "\n# edited\n")
     changed, stale = stale_stages(smoke_repo)
-    assert changed == {"pretrain_bilm", "perplexity", *(f"features_{task}" for task in TASK_ROWS)}
+    # the biLM's code: pretraining, perplexity, each task's fine-tuning and its features
+    assert changed == {"pretrain_bilm", "perplexity", *(f"finetune@{task}" for task in TASK_ROWS),
+                       *(f"features@{task}-finetuned" for task in TASK_ROWS)}
     all_elmo_runs = {f"train_{task}_elmo@{task}-{elmo}-s0" for task in TASK_ROWS for elmo in ("elmo", "char_layer")}
     assert stale == changed | all_elmo_runs | {"tables"}            # the baselines need no biLM
     elmo_runs = {"train_ner_elmo@ner-elmo-s0", "train_ner_elmo@ner-char_layer-s0"}
