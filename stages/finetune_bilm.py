@@ -24,7 +24,7 @@ from elmo_repro.bilm.evaluate import bilm_perplexity
 from elmo_repro.bilm.finetune import drop_held_out, finetuning_text, load_start
 from elmo_repro.bilm.train import PretrainConfig, pretrain, save_model
 from elmo_repro.data.examples import read_examples
-from elmo_repro.experiments.specs import TASK_INFO, TASKS
+from elmo_repro.experiments.specs import TASK_INFO, TASKS, finetuned_dir
 from elmo_repro.io import write_json
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
@@ -32,10 +32,6 @@ from stages import stage_args
 
 SECTIONS = ["bilm_source", "pretrain", "finetune", "perplexity"]
 PRETRAINING_CHECKPOINT = Path("models/bilm_checkpoints/checkpoint.pt")
-
-
-def finetuned_dir(task: str) -> Path:
-    return Path("models/finetuned") / task
 
 
 def task_text(task: str, data_dir: str | Path | None = None) -> tuple[list[list[str]], list[list[str]], dict]:
@@ -76,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
                                   start=start)
         seconds = time.monotonic() - started
         after = bilm_perplexity(tuned, vocab, dev_text, batch)
-        save_model(tuned, vocab, finetuned_dir(task))
+        save_model(tuned, vocab, Path(finetuned_dir(task)))
         result = {**counts, "optimizer_state_restored": restored, "batches": summary["batches"],
                   "target_tokens_per_direction": summary["target_tokens_per_direction"],
                   "dev_perplexity_base": before["perplexity"], "dev_perplexity_finetuned": after["perplexity"],
