@@ -24,9 +24,9 @@ FIXTURES = Path(__file__).resolve().parents[3] / "shared/data/elmo_test_fixtures
 # Parity: the fixtures' expected outputs were computed by bilm-tf (TensorFlow, float32) in its own
 # summation order; ours and theirs each lie within the float32 chain bound of the exact result
 # (fp_bounds.py), so they differ by at most twice it. Measured on one CPU: token layer 9.5e-7,
-# stateful top layer 1.1e-6 max abs diff, far inside the bounds (3e-4 and 1e-2..1e-1 of max|value|
-# 4.6..7; the stateful test uses the typical, quadrature bound over its long recurrence); a wrong
-# layer, gate order, highway count or a lost state is off by 2e-2..1.
+# stateful top layer 1.1e-6 max abs diff, far inside the bounds (token layer 3e-4; stateful ~2e-4 on
+# max|value| 4.6..7, the typical quadrature bound over its long recurrence); a wrong layer, gate
+# order, highway count or a lost state is off by 2e-2..1.
 
 
 @pytest.fixture(scope="module")
