@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from ..checks import check_batch, check_count
-from ..data.character_ids import batch_to_char_ids
+from ..data.character_ids import char_ids_of
 from ..data.vocabulary import Vocabulary
 from .model import BiLM
 
@@ -42,7 +42,7 @@ def bilm_perplexity(model: BiLM, vocab: Vocabulary, sentences: list[list[str]], 
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))  # less padding
     for start in range(0, len(order), batch_size):
         batch = [sentences[i] for i in order[start:start + batch_size]]
-        char_ids = torch.from_numpy(batch_to_char_ids(batch))                 # (B, T+2, 50)
+        char_ids = torch.from_numpy(char_ids_of(batch))                 # (B, T+2, 50)
         top = model.layers(char_ids)[:, -1]                                   # (B, T+2, 2P)
         for b, sentence in enumerate(batch):
             n = len(sentence)

@@ -64,6 +64,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from ..checks import check_count
 from ..console import Progress, log
 from ..data.lm_batches import LMStream, TypeTable
 from ..data.prefetch import Prefetcher
@@ -107,11 +108,8 @@ class PretrainConfig:
         Raises:
             ValueError: naming the first setting out of its domain and its value.
         """
-        at_least_one = ("batch_size", "unroll_steps", "n_negative_samples", "checkpoint_every", "log_every")
-        for name in at_least_one:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"pretrain.{name} must be an integer >= 1, got {value!r}")
+        for name in ("batch_size", "unroll_steps", "n_negative_samples", "checkpoint_every", "log_every"):
+            check_count(getattr(self, name), f"pretrain.{name}")
         for name, positive in (("learning_rate", True), ("grad_clip", True), ("initial_accumulator", False),
                                ("epochs", False), ("token_budget", False)):
             value = getattr(self, name)

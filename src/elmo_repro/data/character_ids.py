@@ -51,7 +51,11 @@ def batch_to_char_ids(sentences: list[list[str]], add_boundaries: bool = True,
     Raises:
         TypeError: ``sentences`` is not a list of token lists (e.g. a list of str).
     """
-    sentences = check_batch(sentences, "batch_to_char_ids")
+    return char_ids_of(check_batch(sentences, "batch_to_char_ids"), add_boundaries, max_chars)
+
+
+def char_ids_of(sentences: list[list[str]], add_boundaries: bool = True, max_chars: int = MAX_CHARS) -> np.ndarray:
+    """:func:`batch_to_char_ids` for a batch its caller has already checked (no second pass)."""
     rows = [[BOS_TOKEN, *s, EOS_TOKEN] if add_boundaries else list(s) for s in sentences]
     width = max((len(r) for r in rows), default=0)
     out = np.zeros((len(rows), width, max_chars), dtype=np.int64)

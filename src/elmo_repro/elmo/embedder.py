@@ -54,7 +54,7 @@ from ..bilm.model import BiLM, BiLMConfig
 from ..bilm.released import load_released
 from ..bilm.token_cache import TokenCache
 from ..checks import check_batch, check_count, check_fraction, check_sentence, checked_stream
-from ..data.character_ids import BOS_TOKEN, EOS_TOKEN, batch_to_char_ids, token_to_char_ids
+from ..data.character_ids import BOS_TOKEN, EOS_TOKEN, char_ids_of, token_to_char_ids
 from ..io import InputError, read_json
 from .scalar_mix import ScalarMix
 
@@ -197,9 +197,12 @@ class Elmo(nn.Module):
     def char_ids(self, sentences: Sequence[Sequence[str]]) -> torch.Tensor:
         """(B, T, max_chars) int64 char ids of a padded batch, without boundaries (the input
         :meth:`forward` also accepts)."""
-        n_chars = self.bilm.config.max_characters_per_token
-        return torch.from_numpy(batch_to_char_ids(check_batch(sentences, "Elmo.char_ids"), add_boundaries=False,
-                                                  max_chars=n_chars))
+        return self._char_ids(check_batch(sentences, "Elmo.char_ids"))
+
+    def _char_ids(self, sentences: list[list[str]]) -> torch.Tensor:
+        """:meth:`char_ids` of an already checked batch."""
+        return torch.from_numpy(char_ids_of(sentences, add_boundaries=False,
+                                            max_chars=self.bilm.config.max_characters_per_token))
 
     def forward(self, inputs: Sequence[Sequence[str]] | torch.Tensor) -> ElmoOutput:
         """Embed a batch.
@@ -216,7 +219,7 @@ class Elmo(nn.Module):
             ``n_outputs`` x (B, T, D), on the biLM's device, in its dtype.
         """
         device = self.bilm.token_embedder.char_embed.weight.device
-        ids = inputs if isinstance(inputs, torch.Tensor) else self.char_ids(check_batch(inputs, "Elmo"))
+        ids = inputs if isinstance(inputs, torch.Tensor) else self._char_ids(check_batch(inputs, "Elmo"))
         if ids.dim() != 3:
             raise ValueError(f"expected (B, T, max_chars) char ids, got shape {tuple(ids.shape)}")
         ids = ids.to(device=device, dtype=torch.long)

@@ -20,7 +20,7 @@ import torch
 
 from ..checks import check_batch, check_count
 from ..console import Progress
-from ..data.character_ids import batch_to_char_ids
+from ..data.character_ids import char_ids_of
 from ..io import InputError, atomic_path
 
 if TYPE_CHECKING:   # annotations only, so train_ner reads features without importing the biLM code
@@ -46,7 +46,7 @@ def embed_sentences(model: BiLM, sentences: list[list[str]], batch_size: int = 6
     with Progress("embedding", len(order), "sentences") as progress:
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
-            char_ids = torch.from_numpy(batch_to_char_ids([sentences[i] for i in idx]))
+            char_ids = torch.from_numpy(char_ids_of([sentences[i] for i in idx]))   # checked above
             layers = model.layers(char_ids)                                   # (B, L+1, T+2, 2P)
             for b, i in enumerate(idx):
                 yield i, layers[b, :, 1:len(sentences[i]) + 1].numpy()
