@@ -111,8 +111,8 @@ def test_run_stage_writes_the_run_folder(name, tmp_path, monkeypatch):
     shutil.copytree(FIXTURES / name, task.data_dir)
     Path("data/vectors").mkdir(parents=True)
     shutil.copy(FIXTURES / name / "vectors.txt", "data/vectors/vectors.txt")
-    for split in SPLITS:
-        write_layers(task.features_dir, split, task, task.read(split))
+    for split in SPLITS:                       # the specs below name no biLM: the base one
+        write_layers(task.features_dir / "base", split, task, task.read(split))
     cfg = {**CONFIGS[name], "trainer": {**CONFIGS[name]["trainer"], "epochs": 2}}
     tables = {"table1": {"runs": {"tasks": [name], "elmo": ["baseline", "char_layer"], "seeds": [0]}}}
     params = {"tasks": {name: {**cfg, "vectors": "data/vectors/vectors.txt"}},

@@ -89,10 +89,22 @@ def test_profiles_override_only_known_keys():
         return {prefix + k for k in tree} | {x for k, v in tree.items() if isinstance(v, dict)
                                               for x in keys(v, prefix + k + ".")}
 
+    # named-entry maps: a profile may add entries (the ablations' ELMo specs and the features they
+    # need), but each entry's keys are ones the default's entries use; tables have optional fields
+    # (the fine-tuning table's downstream runs), checked by the schema on every profile
+    named = ("elmo_specs", "elmo_features", "finetune_tasks")
+
+    def entry_keys(tree):
+        return set().union(*(keys(entry) for entry in tree.values() if isinstance(entry, dict)))
+
     for name in profile.available():
         rendered = profile.render(name)
-        assert keys({k: v for k, v in rendered.items() if k != "runs"}) == keys(
-            {k: v for k, v in base.items() if k != "runs"}), name
+        fixed = ("runs", "tables") + named
+        assert set(rendered["tables"]) == set(base["tables"]), name     # a table's optional fields: the schema's
+        assert keys({k: v for k, v in rendered.items() if k not in fixed}) == keys(
+            {k: v for k, v in base.items() if k not in fixed}), name
+        for section in named:
+            assert entry_keys(rendered[section]) <= entry_keys(base[section]), (name, section)
         assert set(rendered["runs"]) == set(base["runs"]), name                 # the same families
 
 
