@@ -120,18 +120,15 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
 
 
 def test_a_params_typo_fails_fast_with_its_key_path(smoke_repo):
-    import time
-
     params_file = smoke_repo / "params.yaml"
     original = params_file.read_text()
     params_file.write_text(original.replace("lstm_layers:", "lstm_layer:"))
     try:
-        start = time.monotonic()
         result = execute(["dvc", "repro"], smoke_repo, check=False)
-        seconds = time.monotonic() - start
     finally:
         params_file.write_text(original)
-    assert result.returncode != 0 and seconds < 5.0
+    # fast = before any other stage, not a wall-clock bound (that belongs in a benchmark)
+    assert result.returncode != 0 and result.stdout.count("Running stage") == 1, result.stdout
     assert "tasks.ner.model.lstm_layer: unknown key; did you mean lstm_layers?" in result.stdout + result.stderr
     # the check ran first: the runs the edit made stale still have their outputs
     assert (smoke_repo / "results/runs/ner-baseline-s0/metrics.json").is_file()
