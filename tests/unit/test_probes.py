@@ -1,0 +1,202 @@
+"""The layer probes of paper §5.3: the WSD data and 1-NN rule (Table 5), WordNet's first senses,
+the PTB POS data and the linear probe (Table 6)."""
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from elmo_repro.data.ptb_pos import DEFAULT_SPLIT, bilm_word, iter_tagged_trees, split_documents
+from elmo_repro.data.wsd import DATASETS, DEFAULT_TEST, DEFAULT_TRAIN, Instance, read_gold_keys, read_wsd_dataset
+from elmo_repro.io import InputError
+from elmo_repro.probes.pos import accuracy, most_frequent_tags, train_linear_probe
+from elmo_repro.probes.wordnet import read_first_senses
+from elmo_repro.probes.wsd import FIRST_SENSE, NEAREST, UNANSWERED, fit_senses, predict_senses, wsd_scores
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared" / "data"
+WORDNET = ROOT / "external" / "wordnet-3.0"       # installed by setup.sh
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def instance(i, lemma, senses, pos="NOUN"):
+    return Instance(f"d.s.t{i}", 0, i, lemma, pos, tuple(senses))
+
+
+# --- WSD: the 1-NN rule, worked by hand -------------------------------------------------------
+
+def test_nearest_sense_mean_and_first_sense_fallback():
+    train = [instance(0, "bank", ["bank%1:14:00::"]), instance(1, "bank", ["bank%1:14:00::"]),
+             instance(2, "bank", ["bank%1:17:01::"]),
+             instance(3, "bank", ["bank%1:17:01::", "bank%1:17:00::"])]     # two gold keys: both get it
+    vectors = torch.tensor([[1.0, 0.0], [3.0, 2.0], [0.0, 1.0], [0.0, 3.0]])
+    table = fit_senses(vectors, train)
+    assert table.senses["bank", "NOUN"] == ["bank%1:14:00::", "bank%1:17:00::", "bank%1:17:01::"]
+    # means: 14:00 (2, 1)/|.|, 17:00 (0, 3) -> (0, 1), 17:01 (0, 2) -> (0, 1)
+    assert torch.allclose(table.means["bank", "NOUN"][0], torch.tensor([2.0, 1.0]).double() / 5 ** 0.5)
+    test = [instance(0, "bank", ["bank%1:14:00::"]),          # (1, 0.4): cos 0.97 to (2,1)/√5 vs 0.37
+            instance(1, "bank", ["bank%1:17:01::"]),          # (0.1, 1): the two (0, 1) senses tie
+            instance(2, "river", ["river%1:17:00::"]),        # lemma unseen: WordNet's first sense
+            instance(3, "zzz", ["zzz%1:01:00::"])]            # not in WordNet either: no answer
+    first = {("river", "NOUN"): "river%1:17:00::"}
+    answers = predict_senses(table, torch.tensor([[1.0, 0.4], [0.1, 1.0], [5.0, 5.0], [1.0, 1.0]]), test, first)
+    # the tie between 17:00 and 17:01 goes to the first in sorted order (17:00): wrong here
+    assert answers == [("bank%1:14:00::", NEAREST), ("bank%1:17:00::", NEAREST),
+                       ("river%1:17:00::", FIRST_SENSE), (None, UNANSWERED)]
+    scores = wsd_scores([a for a, _ in answers], test)
+    # 2 correct of 3 answered of 4: P 66.67, R 50, F1 = 2PR/(P+R) = 57.14
+    assert scores["correct"] == 2 and scores["answered"] == 3
+    assert scores["precision"] == pytest.approx(200 / 3) and scores["recall"] == 50.0
+    assert scores["f1"] == pytest.approx(2 * (200 / 3) * 50 / (200 / 3 + 50))
+    assert [table.seen(i) for i in test] == [True, True, False, False]
+
+
+def test_senses_are_grouped_by_lemma_and_pos():
+    train = [instance(0, "play", ["play%1:10:01::"], "NOUN"), instance(1, "play", ["play%2:33:00::"], "VERB")]
+    table = fit_senses(torch.tensor([[1.0, 0.0], [0.0, 1.0]]), train)
+    # a verb token near the noun's vector still gets the verb sense: the noun's is not a candidate
+    answers = predict_senses(table, torch.tensor([[1.0, 0.0]]), [instance(0, "play", ["x%2:0"], "VERB")], {})
+    assert answers == [("play%2:33:00::", NEAREST)]
+
+
+def test_wsd_shapes_are_checked():
+    with pytest.raises(ValueError, match=r"expected \(2, dim\)"):
+        fit_senses(torch.zeros(3, 4), [instance(0, "a", ["a%1"]), instance(1, "a", ["a%1"])])
+
+
+# --- WSD data: the real files and bad input ---------------------------------------------------
+
+def test_reader_counts_on_the_shared_files():
+    expected = {"senseval2": (242, 2282), "senseval3": (352, 1850), "semeval2007": (135, 455),
+                "semeval2013": (306, 1644), "semeval2015": (138, 1022)}      # SOURCE.md
+    assert set(DEFAULT_TRAIN) | set(DEFAULT_TEST) == set(DATASETS) and not set(DEFAULT_TRAIN) & set(DEFAULT_TEST)
+    for name in DATASETS:
+        data = read_wsd_dataset(SHARED / "wsd_raganato_eval" / name)
+        assert (len(data.sentences), len(data.instances)) == expected[name], name
+        first = data.instances[0]
+        assert data.sentences[first.sentence][first.token]        # the index points at a word
+    senseval2 = read_wsd_dataset(SHARED / "wsd_raganato_eval" / "senseval2")
+    art = senseval2.instances[0]
+    assert (art.id, art.lemma, art.pos, art.senses) == ("d000.s000.t000", "art", "NOUN", ("art%1:09:00::",))
+    assert senseval2.sentences[0][art.token] == "art"
+    assert senseval2.instances[2].senses == ("peculiar%5:00:00:specific:00", "peculiar%5:00:00:characteristic:00")
+
+
+def write_wsd(tmp_path, xml, gold):
+    directory = tmp_path / "mini"
+    directory.mkdir(parents=True)
+    (directory / "mini.data.xml").write_text(xml)
+    (directory / "mini.gold.key.txt").write_text(gold)
+    return directory
+
+
+XML = """<?xml version="1.0" encoding="UTF-8" ?>
+<corpus lang="en" source="mini"><text id="d0"><sentence id="d0.s0">
+<wf lemma="the" pos="DET">The</wf><instance id="d0.s0.t0" lemma="bank" pos="NOUN">bank</instance>
+</sentence></text></corpus>"""
+
+
+def test_wsd_bad_input_names_the_file_and_line(tmp_path):
+    data = read_wsd_dataset(write_wsd(tmp_path, XML, "d0.s0.t0 bank%1:14:00::\n"))
+    assert data.sentences == [["The", "bank"]] and data.instances[0].token == 1
+    with pytest.raises(InputError, match=r"mini.gold.key.txt:2: expected 'instance_id sensekey"):
+        read_gold_keys(write_wsd(tmp_path / "a", XML, "d0.s0.t0 bank%1:14:00::\nd0.s0.t1\n") / "mini.gold.key.txt")
+    with pytest.raises(InputError, match=r"no gold sense for instance 'd0.s0.t0'"):
+        read_wsd_dataset(write_wsd(tmp_path / "b", XML, "other bank%1:14:00::\n"))
+    with pytest.raises(InputError, match="not valid XML"):
+        read_wsd_dataset(write_wsd(tmp_path / "c", XML[:-10], "d0.s0.t0 bank%1:14:00::\n"))
+    with pytest.raises(InputError, match="a POS in"):
+        read_wsd_dataset(write_wsd(tmp_path / "d", XML.replace('pos="NOUN"', 'pos="X"'), "d0.s0.t0 bank%1:14:00::\n"))
+
+
+# --- WordNet 3.0 first senses -----------------------------------------------------------------
+
+def test_first_senses_of_a_hand_made_index(tmp_path):
+    (tmp_path / "index.sense").write_text(
+        "bank%1:14:00:: 08420278 2 20\nbank%1:17:01:: 09213565 1 25\nbank%2:38:00:: 02039413 1 2\n"
+        "peculiar%3:00:00:: 01 2 0\npeculiar%5:00:00:strange:00 02 1 0\nfast%4:02:01:: 03 1 0\n")
+    first = read_first_senses(tmp_path, check_version=False)
+    assert first == {("bank", "NOUN"): "bank%1:17:01::", ("bank", "VERB"): "bank%2:38:00::",
+                     ("peculiar", "ADJ"): "peculiar%5:00:00:strange:00", ("fast", "ADV"): "fast%4:02:01::"}
+    with pytest.raises(InputError, match="not WordNet 3.0"):
+        read_first_senses(tmp_path)
+    (tmp_path / "index.sense").write_text("bank%1:14:00:: 08420278 x 20\n")
+    with pytest.raises(InputError, match=r"index.sense:1: expected"):
+        read_first_senses(tmp_path, check_version=False)
+    with pytest.raises(InputError, match="setup.sh"):
+        read_first_senses(tmp_path / "missing")
+
+
+def test_wordnet_first_sense_reproduces_raganato_et_al():
+    """The installed WordNet 3.0 and the reader give the "WN 1st sense" row of Raganato et al.
+    (2017, Table 4): 66.8, 66.2, 55.2, 63.0, 67.8 F1."""
+    assert (WORDNET / "index.sense").is_file(), "WordNet 3.0 is missing: run `bash setup.sh`"
+    first = read_first_senses(WORDNET)
+    assert first["bank", "NOUN"] == "bank%1:17:01::" and first["play", "VERB"] == "play%2:33:00::"
+    published = {"senseval2": 66.8, "senseval3": 66.2, "semeval2007": 55.2, "semeval2013": 63.0, "semeval2015": 67.8}
+    for name, f1 in published.items():
+        data = read_wsd_dataset(SHARED / "wsd_raganato_eval" / name)
+        answers = [first.get((i.lemma, i.pos)) for i in data.instances]
+        assert round(wsd_scores(answers, data.instances)["f1"], 1) == f1, name
+
+
+# --- POS: the PTB sample and the linear probe -------------------------------------------------
+
+def test_ptb_sample_counts_and_split():
+    sentences = list(iter_tagged_trees(SHARED / "ptb_wsj_sample_nltk" / "corpora" / "treebank.zip"))
+    assert len(sentences) == 3914 and sum(len(s.words) for s in sentences) == 94084     # SOURCE.md
+    assert sentences[0].words[:3] == ["Pierre", "Vinken", ","] and sentences[0].tags[:3] == ["NNP", "NNP", ","]
+    assert all("-NONE-" not in s.tags for s in sentences)
+    parts = split_documents(sentences)
+    assert {k: len(v) for k, v in parts.items()} == {"train": 3167, "dev": 358, "test": 389}
+    assert max(s.document for s in parts["train"]) < min(s.document for s in parts["dev"])
+    with pytest.raises(ValueError, match="overlap"):
+        split_documents(sentences, {**DEFAULT_SPLIT, "dev": (140, 172)})
+
+
+def test_ptb_bad_trees_name_the_member_and_line(tmp_path):
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("treebank/combined/wsj_0001.mrg", "( (S (NP (DT The) (NN cat) (-NONE- *T*-1))\n  (VP (VBD sat) )))\n"
+                   "( (S (NN x) )))\n")
+    (tmp_path / "treebank.zip").write_bytes(archive.getvalue())
+    with pytest.raises(InputError, match=r"wsj_0001.mrg:3: unbalanced"):
+        list(iter_tagged_trees(tmp_path / "treebank.zip"))
+    first = next(iter_tagged_trees(tmp_path / "treebank.zip"))
+    assert (first.words, first.tags, first.document) == (["The", "cat", "sat"], ["DT", "NN", "VBD"], 1)
+    assert [bilm_word(w) for w in ["-LRB-", "3\\/4", "\\*", "-RCB-", "--"]] == ["(", "3/4", "*", "}", "--"]
+
+
+def test_linear_probe_separates_a_separable_set():
+    generator = torch.Generator().manual_seed(0)
+    centres = torch.tensor([[4.0, 0.0, 0.0], [0.0, 4.0, 0.0], [0.0, 0.0, 4.0]])
+
+    def sample(n):
+        tags = torch.arange(n) % 3
+        return centres[tags] + 0.5 * torch.randn(n, 3, generator=generator), tags
+
+    result = train_linear_probe(sample(300), sample(60), sample(90), 3, epochs=20, batch_size=16, lr=0.05, seed=1)
+    assert result.test_accuracy == 100.0 and result.dev_accuracy == 100.0
+    assert len(result.history) == 20 and result.history[0]["epoch"] == 1 and len(result.test_predictions) == 90
+    again = train_linear_probe(sample(300), sample(60), sample(90), 3, epochs=2, batch_size=16, lr=0.05, seed=1)
+    assert again.best_epoch in (1, 2)
+    with pytest.raises(ValueError, match="epochs must be an integer >= 1"):
+        train_linear_probe(sample(3), sample(3), sample(3), 3, epochs=0, batch_size=16, lr=0.05, seed=1)
+
+
+def test_same_seed_same_probe():
+    x, y = torch.randn(50, 4, generator=torch.Generator().manual_seed(3)), torch.arange(50) % 2
+    a = train_linear_probe((x, y), (x, y), (x, y), 2, epochs=3, batch_size=8, lr=0.01, seed=7)
+    b = train_linear_probe((x, y), (x, y), (x, y), 2, epochs=3, batch_size=8, lr=0.01, seed=7)
+    assert a.history == b.history and a.test_predictions == b.test_predictions
+
+
+def test_most_frequent_tag_baseline():
+    words = ["the", "run", "run", "run", "dog", "the"]
+    tags = ["DT", "VB", "NN", "NN", "NN", "DT"]
+    best, unseen = most_frequent_tags(words, tags)
+    assert best == {"the": "DT", "run": "NN", "dog": "NN"} and unseen == "NN"      # NN 3, DT 2, VB 1
+    assert accuracy(torch.tensor([1, 2, 3]), torch.tensor([1, 0, 3])) == pytest.approx(200 / 3)
