@@ -1,0 +1,116 @@
+"""The CoVe translation model: data, model, BLEU, training and resume."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from elmo_repro.cove.bleu import corpus_bleu, detokenize
+from elmo_repro.cove.model import BOS_ID, EOS_ID, CoVeConfig, CoVeTranslator
+from elmo_repro.cove.train import CoVeTrainConfig, SourceVectors, pad, train_cove
+from elmo_repro.data.multi30k import SIZES, Pair, build_vocabulary, drop_held_out_pairs, read_pairs
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+def test_bleu_of_a_pair_worked_by_hand():
+    # unigrams 5/6 (the second "the" is clipped), bigrams 3/5, trigrams 2/4, 4-grams 1/3, no brevity
+    # penalty: BLEU = (5/6 * 3/5 * 1/2 * 1/3) ** (1/4) = 53.73
+    bleu, line, signature = corpus_bleu(["the cat sat on the mat"], ["the cat sat on a mat"])
+    assert bleu == pytest.approx(100 * (5 / 6 * 3 / 5 * 1 / 2 * 1 / 3) ** 0.25)
+    assert "tok:13a" in signature and "case:mixed" in signature and line.startswith("BLEU = 53.73")
+    # a short hypothesis: BP = exp(1 - 6/5); every n-gram of "the cat sat on a" is in the reference
+    short, _, _ = corpus_bleu(["the cat sat on a"], ["the cat sat on a mat"])
+    assert short == pytest.approx(100 * np.exp(1 - 6 / 5))
+    with pytest.raises(ValueError, match="1 hypotheses for 2 references"):
+        corpus_bleu(["a"], ["a", "b"])
+
+
+def test_german_detokenization():
+    assert detokenize(["Ein", "Mann", ",", "der", '"', "Hallo", '"', "sagt", "."]) == 'Ein Mann, der "Hallo" sagt.'
+
+
+def test_multi30k_counts_and_the_snli_filter():
+    raw = SHARED / "multi30k" / "raw"
+    pairs = {split: read_pairs(raw, split) for split in SIZES}
+    assert {split: len(p) for split, p in pairs.items()} == SIZES
+    first = pairs["train"][0]
+    assert first.target[-2:] == ["Büsche", "."] and first.reference.endswith("Büsche.") and first.source[0] == "Two"
+    kept, dropped = drop_held_out_pairs(pairs["train"], [["two", "young", ",", "White", "males", "are", "outside",
+                                                          "near", "many", "bushes"]])
+    assert dropped == 1 and kept[0] == pairs["train"][1]
+
+
+def test_target_vocabulary_order():
+    assert build_vocabulary([["b", "a", "b"], ["c", "a"]], 2) == ["<pad>", "<unk>", "<s>", "</s>", "a", "b"]
+
+
+def tiny_model(n_vectors=12, n_target=10, seed=0):
+    torch.manual_seed(seed)
+    vectors = torch.cat([torch.zeros(1, 6), torch.randn(n_vectors - 1, 6)])
+    return CoVeTranslator(vectors, n_target, CoVeConfig(hidden=8, layers=2, target_dim=5, dropout=0.0)).eval()
+
+
+def test_loss_shape_and_padding_does_not_change_a_sentence():
+    model = tiny_model()
+    source, lengths = pad([[4, 5, 6, 7], [8, 9]])
+    target, _ = pad([[BOS_ID, 4, 5, EOS_ID], [BOS_ID, 6, EOS_ID]])
+    losses = model(source, lengths, target)
+    assert losses.shape == (2, 3) and losses[1, 2] == 0 and (losses[0] > 0).all()
+    alone = model(torch.tensor([[8, 9]]), torch.tensor([2]), torch.tensor([[BOS_ID, 6, EOS_ID]]))
+    # the same operations on the same numbers, except the batched matrix products' blocking: a few
+    # float32 roundings of values of order 1 (2^-24 each) over ~10 dependent steps
+    assert torch.allclose(alone[0], losses[1, :2], atol=1e-5, rtol=0)
+
+
+def test_beam_of_one_is_greedy():
+    model = tiny_model(seed=3)
+    source = [[4, 5, 6], [7, 8, 9, 10, 11]]
+    greedy = model.greedy(*pad(source), max_length=7)
+    assert [model.beam(torch.tensor([s]), len(s), 1, 7) for s in source] == greedy
+
+
+def copy_task(n, rng):
+    """German word i+4 translates English vector i+1; word order kept."""
+    pairs = []
+    for line in range(n):
+        ids = rng.integers(0, 8, size=rng.integers(2, 6))
+        pairs.append(Pair(line + 1, [f"e{i}" for i in ids], [f"g{i}" for i in ids], " ".join(f"g{i}" for i in ids)))
+    return pairs
+
+
+def test_the_model_learns_a_word_for_word_translation():
+    rng = np.random.default_rng(0)
+    vectors = SourceVectors([f"e{i}" for i in range(8)], np.eye(8, dtype=np.float32))
+    config = CoVeTrainConfig(epochs=30, batch_size=16, lr=0.01, min_count=1, max_length=8, beam_size=2, seed=0)
+    model, words, result = train_cove(copy_task(400, rng), copy_task(50, rng), copy_task(50, rng), vectors,
+                                      CoVeConfig(hidden=16, layers=2, target_dim=8, dropout=0.0), config,
+                                      log=lambda m: None)
+    assert result.metrics["test_bleu"] > 90 and result.metrics["source_coverage"] == 1.0
+    assert len(result.history) == 30 and words[:4] == ["<pad>", "<unk>", "<s>", "</s>"]
+
+
+def test_a_killed_run_resumes_with_identical_weights(tmp_path):
+    rng = np.random.default_rng(1)
+    data = copy_task(60, rng), copy_task(10, rng), copy_task(10, rng)
+    vectors = SourceVectors([f"e{i}" for i in range(8)], np.eye(8, dtype=np.float32))
+    model_config = CoVeConfig(hidden=6, layers=2, target_dim=4, dropout=0.3)     # dropout: the RNG resumes too
+
+    def run(epochs, checkpoint):
+        config = CoVeTrainConfig(epochs=epochs, batch_size=8, lr=0.01, min_count=1, max_length=6, beam_size=1, seed=5)
+        return train_cove(*data, vectors, model_config, config, checkpoint, log=lambda m: None)
+
+    whole, _, whole_result = run(3, tmp_path / "whole.pt")
+    run(2, tmp_path / "killed.pt")                           # "killed" after epoch 2
+    resumed, _, resumed_result = run(3, tmp_path / "killed.pt")
+    def no_time(history):
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in history]
+
+    assert no_time(resumed_result.history) == no_time(whole_result.history) and len(whole_result.history) == 3
+    saved_whole = torch.load(tmp_path / "whole.pt", weights_only=False)["model"]
+    saved_resumed = torch.load(tmp_path / "killed.pt", weights_only=False)["model"]
+    assert all(torch.equal(saved_whole[k], saved_resumed[k]) for k in saved_whole)
+    assert all(torch.equal(a, b) for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()))
