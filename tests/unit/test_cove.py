@@ -11,6 +11,8 @@ from elmo_repro.cove.model import BOS_ID, EOS_ID, CoVeConfig, CoVeTranslator
 from elmo_repro.cove.train import CoVeTrainConfig, SourceVectors, pad, train_cove
 from elmo_repro.data.multi30k import SIZES, Pair, build_vocabulary, drop_held_out_pairs, read_pairs
 
+from fp_bounds import ELEMENTWISE, gamma, lstm_step_roundings
+
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
@@ -61,9 +63,14 @@ def test_loss_shape_and_padding_does_not_change_a_sentence():
     losses = model(source, lengths, target)
     assert losses.shape == (2, 3) and losses[1, 2] == 0 and (losses[0] > 0).all()
     alone = model(torch.tensor([[8, 9]]), torch.tensor([2]), torch.tensor([[BOS_ID, 6, EOS_ID]]))
-    # the same operations on the same numbers, except the batched matrix products' blocking: a few
-    # float32 roundings of values of order 1 (2^-24 each) over ~10 dependent steps
-    assert torch.allclose(alone[0], losses[1, :2], atol=1e-5, rtol=0)
+    # the same math in another batch: both within the float32 chain bound of the exact value
+    # (fp_bounds): the encoder's 2 steps x 2 layers, then per decoder step 2 LSTM cells (input
+    # 5 + 16 or 16, recurrent 16), the attention (16-term dot products, a 2-way softmax and sum),
+    # W2 (32 terms), the output layer (16) and the 10-way log-softmax
+    encoder = 2 * lstm_step_roundings(16, 8, 8, 2)
+    decoder = 2 * (21 + 16 + 1 + ELEMENTWISE) + 16 + 4 + 2 + 32 + 2 + 16 + 10 + 4
+    bound = 2 * gamma(encoder + 2 * decoder) * float(losses.detach().abs().max())
+    assert (alone[0] - losses[1, :2]).abs().max() <= bound
 
 
 def test_beam_of_one_is_greedy():
@@ -114,3 +121,24 @@ def test_a_killed_run_resumes_with_identical_weights(tmp_path):
     saved_resumed = torch.load(tmp_path / "killed.pt", weights_only=False)["model"]
     assert all(torch.equal(saved_whole[k], saved_resumed[k]) for k in saved_whole)
     assert all(torch.equal(a, b) for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()))
+
+
+def test_cove_features_are_the_encoder_layers_in_the_biLM_layout(tmp_path):
+    from elmo_repro.cove.features import write_cove_features
+    from elmo_repro.elmo.features import read_all
+
+    model = tiny_model()
+    vectors = SourceVectors([f"w{i}" for i in range(11)], model.encoder.embedding.weight[1:].numpy())
+    sentences = [["w1", "W2", "zzz"], ["w4"], ["w5", "w6", "w7", "w8", "w9"]]
+    write_cove_features(tmp_path / "cove.hdf5", model.encoder, vectors, sentences, batch_size=2, dtype="float32")
+    layers = read_all(tmp_path / "cove.hdf5")
+    assert [a.shape for a in layers] == [(2, 3, 16), (2, 1, 16), (2, 5, 16)]
+    # "W2" falls back to "w2"; "zzz" is the zero vector of unknown words
+    ids, lengths = pad([[2, 3, 0]])
+    outputs, _ = model.encoder.layers(ids, lengths)
+    # alone vs in a batch of two: within twice the chain bound over 3 steps of 2 layers (fp_bounds)
+    reference = torch.stack(outputs, 1)[0].detach().numpy()
+    bound = 2 * gamma(3 * lstm_step_roundings(16, 8, 8, 2)) * np.abs(reference).max()
+    assert np.abs(layers[0] - reference).max() <= bound
+    with pytest.raises(ValueError, match="sentence 1 is empty"):
+        write_cove_features(tmp_path / "bad.hdf5", model.encoder, vectors, [["w1"], []])
