@@ -200,3 +200,23 @@ def test_most_frequent_tag_baseline():
     best, unseen = most_frequent_tags(words, tags)
     assert best == {"the": "DT", "run": "NN", "dog": "NN"} and unseen == "NN"      # NN 3, DT 2, VB 1
     assert accuracy(torch.tensor([1, 2, 3]), torch.tensor([1, 0, 3])) == pytest.approx(200 / 3)
+
+
+# --- Table 4: nearest neighbours --------------------------------------------------------------
+
+def test_static_and_contextual_neighbours_by_hand():
+    from elmo_repro.probes.neighbours import contextual_neighbours, occurrences, static_neighbours
+
+    words = ["play", "game", "played", "bank", "zero"]
+    matrix = [[1.0, 0.0], [0.8, 0.6], [1.0, 0.1], [0.0, 1.0], [0.0, 0.0]]
+    # cosines with play: game 0.8, played 1/sqrt(1.01) = 0.995, bank 0, zero 0 (a zero vector)
+    assert [w for w, _ in static_neighbours(words, matrix, "play", 3)] == ["played", "game", "bank"]
+    with pytest.raises(KeyError, match="'plays' has no static vector"):
+        static_neighbours(words, matrix, "plays", 1)
+    sentences = [["a", "play", "on", "play"], ["we", "play"], ["the", "play"]]
+    found = occurrences(sentences, "play")
+    assert [(o.sentence, o.token) for o in found] == [(0, 1), (0, 3), (1, 1), (2, 1)]
+    vectors = [[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.9, 0.1]]
+    # occurrence 1 shares the query's sentence: skipped though identical
+    assert [i for i, _ in contextual_neighbours(vectors, 0, 2, [o.sentence for o in found])] == [3, 2]
+    assert [i for i, _ in contextual_neighbours(vectors, 0, 1)] == [1]
