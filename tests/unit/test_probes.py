@@ -220,3 +220,20 @@ def test_static_and_contextual_neighbours_by_hand():
     # occurrence 1 shares the query's sentence: skipped though identical
     assert [i for i, _ in contextual_neighbours(vectors, 0, 2, [o.sentence for o in found])] == [3, 2]
     assert [i for i, _ in contextual_neighbours(vectors, 0, 1)] == [1]
+
+
+def test_a_table5_row_per_set_overall_and_seen():
+    from elmo_repro.probes.wsd import evaluate_layer
+
+    train = [instance(0, "bank", ["bank%1:14:00::"]), instance(1, "bank", ["bank%1:17:01::"])]
+    test_a = [instance(0, "bank", ["bank%1:14:00::"]), instance(1, "bank", ["bank%1:17:00::"])]   # 2nd: unseen sense
+    test_b = [instance(0, "river", ["river%1:17:00::"])]
+    metrics, answers = evaluate_layer(
+        (torch.tensor([[1.0, 0.0], [0.0, 1.0]]), train),
+        {"a": (torch.tensor([[1.0, 0.1], [0.0, 1.0]]), test_a), "b": (torch.tensor([[1.0, 1.0]]), test_b)},
+        {("river", "NOUN"): "river%1:17:00::"})
+    assert answers == {"a": ["bank%1:14:00::", "bank%1:17:01::"], "b": ["river%1:17:00::"]}
+    assert metrics["a_f1"] == 50.0 and metrics["b_f1"] == 100.0
+    assert metrics["all_f1"] == pytest.approx(200 / 3)          # 2 of 3
+    assert metrics["seen_instances"] == 1 and metrics["seen_f1"] == 100.0
+    assert (metrics["nearest_answers"], metrics["first_sense_answers"], metrics["unanswered_answers"]) == (2, 1, 0)

@@ -100,3 +100,36 @@ def wsd_scores(answers: Sequence[str | None], instances: Sequence[Instance]) -> 
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return {"precision": precision, "recall": recall, "f1": f1,
             "instances": len(instances), "answered": answered, "correct": correct}
+
+
+def evaluate_layer(train: tuple[torch.Tensor, Sequence[Instance]],
+                   test_sets: dict[str, tuple[torch.Tensor, Sequence[Instance]]],
+                   first_senses: dict[tuple[str, str], str]) -> tuple[dict[str, float], dict[str, list]]:
+    """One Table 5 row: fit the senses on ``train``, answer every test set.
+
+    Args:
+        train: ``(vectors (n, dim), instances)``; test_sets: name -> the same, in report order.
+        first_senses: WordNet 3.0's first senses (the fallback).
+
+    Returns:
+        ``(metrics, answers)``: metrics ``<set>_f1`` per test set, ``all_f1`` over their union,
+        ``seen_f1`` / ``seen_instances`` on the instances one of whose gold senses was seen in
+        training, and ``<how>_answers`` counts (nearest, first_sense, unanswered); answers per
+        set the predicted keys (None: no answer).
+    """
+    table = fit_senses(*train)
+    metrics: dict[str, float] = {}
+    answers: dict[str, list] = {}
+    everything: list[tuple[str | None, str, Instance]] = []
+    for name, (vectors, instances) in test_sets.items():
+        predicted = predict_senses(table, vectors, instances, first_senses)
+        answers[name] = [key for key, _ in predicted]
+        metrics[f"{name}_f1"] = wsd_scores(answers[name], instances)["f1"]
+        everything += [(key, how, instance) for (key, how), instance in zip(predicted, instances)]
+    metrics["all_f1"] = wsd_scores([k for k, _, _ in everything], [i for _, _, i in everything])["f1"]
+    seen = [(k, i) for k, _, i in everything if table.seen(i)]
+    metrics["seen_f1"] = wsd_scores([k for k, _ in seen], [i for _, i in seen])["f1"] if seen else 0.0
+    metrics["seen_instances"] = len(seen)
+    for how in (NEAREST, FIRST_SENSE, UNANSWERED):
+        metrics[f"{how}_answers"] = sum(h == how for _, h, _ in everything)
+    return metrics, answers
