@@ -1,15 +1,22 @@
 """Stage check_contamination: no evaluation sentence in any training text.
 
-Compares every training text the pipeline builds (``TRAINING_TEXTS``: the LM text that the biLM
-and the word vectors train on) with every evaluation split in the data mirror
+Compares a training text the pipeline builds with every evaluation split in the data mirror
 (``contamination.splits``) and the LM held-out perplexity sample, sentence by sentence after
-normalisation (``elmo_repro.data.contamination``). Writes ``results/metrics/contamination.json``
-(counts per training text and split: the DVC metric) and ``results/contamination/overlaps.tsv``
-(every overlap, by location only: no text of licensed data), then fails, naming the first
-overlaps, when any evaluation sentence of at least ``contamination.min_words`` words occurs in a
-training text. The training stages depend on the report, so they never run on a text that failed.
+normalisation (``elmo_repro.data.contamination``), then fails, naming the first overlaps, when any
+evaluation sentence of at least ``contamination.min_words`` words occurs in it. One stage per
+training text (``--text``), each with its own report, so that a training stage depends only on its
+own text's check:
+
+* ``lm`` (stage check_contamination): the LM text that the biLM and the word vectors train on;
+  writes ``results/metrics/contamination.json`` (counts per split: the DVC metric) and
+  ``results/contamination/overlaps.tsv`` (every overlap, by location only: no licensed text).
+* ``multi30k`` (stage check_contamination_multi30k): the English side of CoVe's translation pairs
+  (Flickr30k captions, like SNLI's premises); writes ``results/metrics/contamination_multi30k.json``
+  and ``results/contamination_multi30k/overlaps.tsv``.
 """
 
+import argparse
+import json
 from pathlib import Path
 
 from elmo_repro.console import log
@@ -21,12 +28,15 @@ from elmo_repro.tracking import stage_run
 from stages import stage_args
 
 SECTIONS = ["data", "contamination"]
-# Training text name -> file (one tokenized sentence per line). Later training texts (task text for
-# fine-tuning, translation text) are added here and to the stage's deps in the registry.
-TRAINING_TEXTS = {"lm_train": Path("data/lm/train.txt")}
 HELDOUT = Path("data/lm/heldout.txt")   # the LM perplexity sample is an evaluation split too
-METRICS = Path("results/metrics/contamination.json")
-OVERLAPS = Path("results/contamination/overlaps.tsv")
+# --text -> (stage name, {training text name: file}, metrics, overlaps)
+TEXTS = {
+    "lm": ("check_contamination", {"lm_train": Path("data/lm/train.txt")},
+           Path("results/metrics/contamination.json"), Path("results/contamination/overlaps.tsv")),
+    "multi30k": ("check_contamination_multi30k", {"multi30k_train": Path("data/multi30k/train.jsonl")},
+                 Path("results/metrics/contamination_multi30k.json"),
+                 Path("results/contamination_multi30k/overlaps.tsv")),
+}
 
 
 def numbered(path: Path) -> list[tuple[str, list[str]]]:
@@ -35,34 +45,42 @@ def numbered(path: Path) -> list[tuple[str, list[str]]]:
     Raises:
         InputError: a missing, non-UTF-8 or empty text (naming the file and line).
     """
-    sentences = [(f"{path}:{number}", line.split()) for number, line in iter_lines(path) if line.split()]
+    if path.suffix == ".jsonl":             # translation pairs: the English side ("source" tokens)
+        sentences = [(f"{path}:{number}", json.loads(line)["source"]) for number, line in iter_lines(path)
+                     if line.strip()]
+    else:
+        sentences = [(f"{path}:{number}", line.split()) for number, line in iter_lines(path) if line.split()]
     if not sentences:
         raise InputError(path, "no sentences (the file is empty or has only blank lines)")
     return sentences
 
 
 def main(argv: list[str] | None = None) -> None:
-    stage_args(__doc__, argv)
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--text", required=True, choices=sorted(TEXTS), help="the training text to check")
+    known, rest = parser.parse_known_args(argv)
+    stage_args(__doc__, rest)
     params = load_params()
-    with stage_run("check_contamination", params, SECTIONS) as run:
+    stage, texts, metrics, overlaps_path = TEXTS[known.text]
+    with stage_run(stage, params, SECTIONS) as run:
         index = build_index(mirror_path(params), params["contamination"],
                             extra={"lm_heldout_sample": numbered(HELDOUT)})
         overlaps, sizes = [], {}
-        for name, path in TRAINING_TEXTS.items():
+        for name, path in texts.items():
             sentences = numbered(path)
             overlaps += find_overlaps(name, sentences, index)
             sizes[name] = len(sentences)
         report = summarize(overlaps, index, sizes)
-        with atomic_open(OVERLAPS) as handle:
+        with atomic_open(overlaps_path) as handle:
             handle.write("training_text\tlocation\teval_split\teval_location\teval_words\tcounted\n")
             for o in overlaps:
                 handle.write(f"{o.text}\t{o.location}\t{o.split}\t{o.eval_location}\t{o.words}\t{int(o.counted)}\n")
-        write_json(METRICS, report)
+        write_json(metrics, report)
         run.log_metrics({"counted_overlaps": report["counted_overlaps"],
                          "below_threshold_overlaps": report["below_threshold_overlaps"]})
-        run.log_artifact(METRICS)
-        log(f"[check_contamination] {report['counted_overlaps']} overlaps of >= {index.min_words} words, "
-            f"{report['below_threshold_overlaps']} shorter ones (reported in {OVERLAPS})")
+        run.log_artifact(metrics)
+        log(f"[{stage}] {report['counted_overlaps']} overlaps of >= {index.min_words} words, "
+            f"{report['below_threshold_overlaps']} shorter ones (reported in {overlaps_path})")
         check(overlaps, index.min_words)
 
 

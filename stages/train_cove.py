@@ -26,7 +26,7 @@ from elmo_repro.tracking import stage_run
 from elmo_repro.vectors import load_text_vectors
 from stages import stage_args
 
-SECTIONS = ["cove.vectors", "cove.model", "cove.trainer"]
+SECTIONS = ["cove.vectors", "cove.standardize_vectors", "cove.model", "cove.trainer"]
 MODEL_DIR, CHECKPOINT = Path("models/cove"), Path("models/cove_checkpoints/checkpoint.pt")
 
 
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> None:
     cfg = params["cove"]
     with stage_run("train_cove", params, SECTIONS) as run:
         words, matrix = load_text_vectors(cfg["vectors"])
-        vectors = SourceVectors(words, matrix)
+        vectors = SourceVectors(words, matrix, standardize=cfg["standardize_vectors"])
         model_config, train_config = CoVeConfig(**cfg["model"]), CoVeTrainConfig(**cfg["trainer"])
         CHECKPOINT.parent.mkdir(parents=True, exist_ok=True)
         model, target_words, result = train_cove(

@@ -159,6 +159,113 @@ FINETUNE = Stage(
 )
 
 
+# --- CoVe and the probes (paper §5.3, Tables 4-6) --------------------------------------------------
+MULTI30K_REPORT = "results/metrics/contamination_multi30k.json"
+WSD_DATA = f"{MIRROR}/wsd_raganato_eval"          # probes.wsd's default sets (README: SemCor elsewhere)
+TREEBANK = f"{MIRROR}/${{probes.pos.treebank}}"
+PROBE_FEATURES = "data/features/probes/${key}"
+
+COVE_STAGES = [
+    Stage(
+        name="prepare_multi30k",
+        module="prepare_multi30k",
+        deps=[*EVAL_MIRROR, "data/lm/heldout.txt"],    # EVAL_MIRROR holds multi30k/raw
+        params=["data", "contamination", "cove.data"],
+        outs=["data/multi30k"],
+        metrics=["results/metrics/multi30k_data.json"],
+        threads=1,
+        resources={"mem_mb": 8000, "runtime": 10},
+    ),
+    Stage(
+        name="check_contamination_multi30k",
+        module="check_contamination",
+        args="--text multi30k",
+        deps=[*EVAL_MIRROR, "data/multi30k/train.jsonl", "data/lm/heldout.txt"],
+        params=["data", "contamination"],
+        committed=["results/contamination_multi30k"],
+        metrics=[MULTI30K_REPORT],
+        threads=1,
+        resources={"mem_mb": 16000, "runtime": 60},
+    ),
+    Stage(
+        name="train_cove",
+        module="train_cove",
+        deps=["data/multi30k", "${cove.vectors}", MULTI30K_REPORT],
+        params=["cove.vectors", "cove.standardize_vectors", "cove.model", "cove.trainer"],
+        outs=["models/cove"],
+        persist=["models/cove_checkpoints"],
+        committed=["results/cove"],
+        metrics=["results/metrics/cove.json"],
+        resources={"gpu": 1, "mem_mb": 16000, "runtime": 240},
+    ),
+]
+
+PROBE_STAGES = [
+    # every layer of the biLM or CoVe for the WSD sentences and the treebank, once per source
+    Stage(
+        name="probe_features",
+        module="probe_features",
+        args="--source ${key}",
+        foreach="probes.sources",
+        deps=["${item.model}", WSD_DATA, TREEBANK],
+        params=["data", "features", "probes.sources.${key}", "probes.wsd", "probes.pos.treebank", "probes.pos.split"],
+        outs=[PROBE_FEATURES],
+        resources={"gpu": 1, "mem_mb": 16000, "runtime": 60},
+    ),
+    Stage(
+        name="probe_wsd",
+        module="probe_wsd",
+        args="--source ${key}",
+        foreach="probes.sources",
+        deps=[PROBE_FEATURES, "${probes.wordnet}", WSD_DATA],
+        params=["data", "probes.wordnet", "probes.sources.${key}", "probes.wsd"],
+        outs=["results/probes/predictions/wsd/${key}"],
+        committed=["results/probes/wsd/${key}"],
+        threads=1,
+        resources={"mem_mb": 8000, "runtime": 30},
+    ),
+    Stage(
+        name="wsd_first_sense",
+        module="wsd_first_sense",
+        deps=["${probes.wordnet}", WSD_DATA],
+        params=["data", "probes.wordnet", "probes.wsd"],
+        outs=["results/probes/predictions/wsd/wordnet"],
+        committed=["results/probes/wsd/wordnet"],
+        threads=1,
+        resources={"mem_mb": 4000, "runtime": 10},
+    ),
+    Stage(
+        name="probe_pos",
+        module="probe_pos",
+        args="--source ${key}",
+        foreach="probes.sources",
+        deps=[PROBE_FEATURES, TREEBANK],
+        params=["data", "probes.sources.${key}", "probes.pos"],
+        outs=["results/probes/predictions/pos/${key}"],
+        committed=["results/probes/pos/${key}"],
+        resources={"gpu": 1, "mem_mb": 16000, "runtime": 60},
+    ),
+    Stage(
+        name="pos_most_frequent_tag",
+        module="pos_most_frequent_tag",
+        deps=[TREEBANK],
+        params=["data", "probes.pos"],
+        outs=["results/probes/predictions/pos/most_frequent_tag"],
+        committed=["results/probes/pos/most_frequent_tag"],
+        threads=1,
+        resources={"mem_mb": 4000, "runtime": 10},
+    ),
+    Stage(
+        name="neighbours",
+        module="neighbours",
+        deps=["${probes.sources.bilm.model}", "${probes.neighbours.corpus}", "${probes.neighbours.vectors}"],
+        params=["probes.sources.bilm.model", "probes.neighbours"],
+        committed=["results/probes/neighbours.json"],
+        resources={"mem_mb": 8000, "runtime": 30},
+    ),
+]
+
+
 def floor_stage(task: str) -> Stage:
     """The task's trivial baseline, scored like its runs (``results/runs/<task>-floor``)."""
     return Stage(
@@ -200,6 +307,7 @@ STAGES: list[Stage] = [
     Stage(
         name="check_contamination",
         module="check_contamination",
+        args="--text lm",
         deps=[*EVAL_MIRROR, "data/lm/train.txt", "data/lm/heldout.txt"],
         params=["data", "contamination"],
         committed=["results/contamination"],
@@ -247,10 +355,13 @@ STAGES: list[Stage] = [
     FINETUNE,
     FEATURES,
     *(stage for task in TASK_DATA for stage in (run_family(task, False), run_family(task, True))),
+    *COVE_STAGES,
+    *PROBE_STAGES,
     Stage(
         name="tables",
         module="tables",
-        deps=["paper", RUNS_DIR, "results/metrics/perplexity.json", "results/metrics/finetune"],
+        deps=["paper", RUNS_DIR, "results/metrics/perplexity.json", "results/metrics/finetune", "results/probes",
+              "results/cove/bleu.json", "results/metrics/multi30k_data.json"],
         params=["tables"],
         committed=["results/tables"],
         threads=1,

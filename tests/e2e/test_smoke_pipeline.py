@@ -83,11 +83,15 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
     original = lstm.read_text()
     lstm.write_text(original + "\n# edited\n")
     changed, stale = stale_stages(smoke_repo)
-    # the biLM's code: pretraining, perplexity, each task's fine-tuning and its features
+    # the biLM's code: pretraining, perplexity, each task's fine-tuning and its features, the probes'
+    # features (one stage module embeds with either source) and Table 4's contextual neighbours
     assert changed == {"pretrain_bilm", "perplexity", *(f"finetune@{task}" for task in TASK_ROWS),
-                       *(f"features@{task}-finetuned" for task in TASK_ROWS)}
+                       *(f"features@{task}-finetuned" for task in TASK_ROWS),
+                       "probe_features@bilm", "probe_features@cove", "neighbours"}
     all_elmo_runs = {f"train_{task}_elmo@{task}-{elmo}-s0" for task in TASK_ROWS for elmo in ("elmo", "char_layer")}
-    assert stale == changed | all_elmo_runs | {"tables"}            # the baselines need no biLM
+    probes = {f"{probe}@{source}" for probe in ("probe_wsd", "probe_pos") for source in ("bilm", "cove")}
+    # the baselines, CoVe's training and the probes' baselines need no biLM
+    assert stale == changed | all_elmo_runs | probes | {"tables"}
     elmo_runs = {"train_ner_elmo@ner-elmo-s0", "train_ner_elmo@ner-char_layer-s0"}
     lstm.write_text(original)
     params_file = smoke_repo / "params.yaml"

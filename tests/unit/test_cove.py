@@ -10,6 +10,7 @@ from elmo_repro.cove.bleu import corpus_bleu, detokenize
 from elmo_repro.cove.model import BOS_ID, EOS_ID, CoVeConfig, CoVeTranslator
 from elmo_repro.cove.train import CoVeTrainConfig, SourceVectors, pad, train_cove
 from elmo_repro.data.multi30k import SIZES, Pair, build_vocabulary, drop_held_out_pairs, read_pairs
+from elmo_repro.io import InputError
 
 from fp_bounds import ELEMENTWISE, gamma, lstm_step_roundings
 
@@ -106,13 +107,17 @@ def test_a_killed_run_resumes_with_identical_weights(tmp_path):
     vectors = SourceVectors([f"e{i}" for i in range(8)], np.eye(8, dtype=np.float32))
     model_config = CoVeConfig(hidden=6, layers=2, target_dim=4, dropout=0.3)     # dropout: the RNG resumes too
 
-    def run(epochs, checkpoint):
-        config = CoVeTrainConfig(epochs=epochs, batch_size=8, lr=0.01, min_count=1, max_length=6, beam_size=1, seed=5)
-        return train_cove(*data, vectors, model_config, config, checkpoint, log=lambda m: None)
+    messages = []
+
+    def run(epochs, checkpoint, lr=0.01):
+        config = CoVeTrainConfig(epochs=epochs, batch_size=8, lr=lr, min_count=1, max_length=6, beam_size=1, seed=5)
+        return train_cove(*data, vectors, model_config, config, checkpoint, log=messages.append)
 
     whole, _, whole_result = run(3, tmp_path / "whole.pt")
     run(2, tmp_path / "killed.pt")                           # "killed" after epoch 2
+    messages.clear()
     resumed, _, resumed_result = run(3, tmp_path / "killed.pt")
+    assert "resumed after epoch 2" in messages
     def no_time(history):
         return [{k: v for k, v in row.items() if k != "seconds"} for row in history]
 
@@ -121,6 +126,37 @@ def test_a_killed_run_resumes_with_identical_weights(tmp_path):
     saved_resumed = torch.load(tmp_path / "killed.pt", weights_only=False)["model"]
     assert all(torch.equal(saved_whole[k], saved_resumed[k]) for k in saved_whole)
     assert all(torch.equal(a, b) for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()))
+    # a checkpoint of another configuration is never resumed
+    messages.clear()
+    run(3, tmp_path / "killed.pt", lr=0.02)
+    assert not any(m.startswith("resumed") for m in messages) and any("afresh" in m for m in messages)
+
+
+def test_standardized_vectors_and_a_saved_encoder_round_trip(tmp_path):
+    import json
+
+    from elmo_repro.cove.features import load_cove
+
+    raw = np.array([[1.0, 10.0], [3.0, 10.0], [5.0, 10.0]])
+    vectors = SourceVectors(["a", "b", "c"], raw, standardize=True)
+    standardized = vectors.matrix[1:].double().numpy()
+    assert np.allclose(standardized[:, 0], [-1.224744871, 0.0, 1.224744871]) and np.allclose(standardized[:, 1], 0.0)
+    assert vectors.matrix[0].abs().sum() == 0                # the unknown word stays the zero row
+    model = tiny_model()
+    words = [f"w{i}" for i in range(11)]
+    torch.save(model.state_dict(), tmp_path / "weights.pt")
+    (tmp_path / "config.json").write_text(json.dumps({"model": {"hidden": 8, "layers": 2, "target_dim": 5,
+                                                                "dropout": 0.0}}))
+    (tmp_path / "source_words.txt").write_text("\n".join(words) + "\n")
+    encoder, loaded = load_cove(tmp_path)
+    ids, lengths = pad([loaded.ids(["w3", "W5", "zzz"])])
+    assert ids.tolist() == [[4, 6, 0]]
+    expected, _ = model.encoder.layers(ids, lengths)
+    got, _ = encoder.layers(ids, lengths)
+    assert all(torch.equal(a, b) for a, b in zip(expected, got))
+    (tmp_path / "source_words.txt").write_text("\n".join(words[:5]) + "\n")
+    with pytest.raises(InputError, match="source_words.txt: 5 words, but the weights hold 11"):
+        load_cove(tmp_path)
 
 
 def test_cove_features_are_the_encoder_layers_in_the_biLM_layout(tmp_path):

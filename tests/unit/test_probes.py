@@ -237,3 +237,83 @@ def test_a_table5_row_per_set_overall_and_seen():
     assert metrics["all_f1"] == pytest.approx(200 / 3)          # 2 of 3
     assert metrics["seen_instances"] == 1 and metrics["seen_f1"] == 100.0
     assert (metrics["nearest_answers"], metrics["first_sense_answers"], metrics["unanswered_answers"]) == (2, 1, 0)
+
+
+def test_the_first_sense_row_scores_the_same_seen_subset():
+    from elmo_repro.probes.wsd import first_sense_baseline
+
+    train = [instance(0, "bank", ["bank%1:14:00::"])]
+    test = [instance(0, "bank", ["bank%1:14:00::"]), instance(1, "bank", ["bank%1:17:01::"]),
+            instance(2, "zzz", ["zzz%1:00:00::"])]
+    metrics, answers = first_sense_baseline(train, {"a": test}, {("bank", "NOUN"): "bank%1:17:01::"})
+    assert answers == {"a": ["bank%1:17:01::", "bank%1:17:01::", None]}
+    # P = 1/2 answered, R = 1/3: F1 = 2 * .5 * .333 / .833 = 40
+    assert metrics["a_f1"] == pytest.approx(40.0) and metrics["all_f1"] == pytest.approx(40.0)
+    assert metrics["seen_instances"] == 1 and metrics["seen_f1"] == 0.0       # the seen one gets the 1st sense, wrong
+    assert (metrics["nearest_answers"], metrics["first_sense_answers"], metrics["unanswered_answers"]) == (0, 2, 1)
+
+
+def test_a_treebank_directory_and_a_semcor_style_directory(tmp_path):
+    (tmp_path / "wsj" / "01").mkdir(parents=True)
+    (tmp_path / "wsj" / "01" / "wsj_0102.mrg").write_text("( (S (NP (NNP Ms.) (NNP Haag)) (VP (VBZ plays))))\n")
+    (tmp_path / "wsj" / "00").mkdir()
+    (tmp_path / "wsj" / "00" / "wsj_0001.mrg").write_text("( (S (NN x)))\n")
+    trees = list(iter_tagged_trees(tmp_path / "wsj"))
+    assert [(t.document, t.words) for t in trees] == [(1, ["x"]), (102, ["Ms.", "Haag", "plays"])]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="no wsj_\\*.mrg file under this directory"):
+        list(iter_tagged_trees(tmp_path / "empty"))
+    semcor = tmp_path / "SemCor"
+    semcor.mkdir()
+    (semcor / "semcor.data.xml").write_text('<corpus><text><sentence id="d000.s000"><wf>He</wf>'
+                                            '<instance id="d000.s000.t000" lemma="play" pos="VERB">plays</instance>'
+                                            '</sentence></text></corpus>')
+    (semcor / "semcor.gold.key.txt").write_text("d000.s000.t000 play%2:33:00::\n")
+    data = read_wsd_dataset(semcor)
+    assert data.name == "semcor" and data.instances[0].senses == ("play%2:33:00::",)
+
+
+def test_a_layer_the_file_does_not_hold_is_a_clear_error(tmp_path):
+    import numpy as np
+
+    from elmo_repro.elmo.features import write_layer_file
+    from elmo_repro.probes.corpora import layer_name, read_layer
+
+    path = tmp_path / "cove.hdf5"
+    write_layer_file(path, iter([(0, np.ones((2, 3, 4))), (1, 2 * np.ones((2, 1, 4)))]), [["a", "b", "c"], ["d"]],
+                     "float32")
+    assert read_layer(path, "cove", 2)[1].tolist() == [[2.0] * 4]      # CoVe layer 2 is the file's index 1
+    with pytest.raises(ValueError, match=r"cove.hdf5: cove layer 3 is not in the file \(it holds layers 1 .. 2\)"):
+        read_layer(path, "cove", 3)
+    with pytest.raises(ValueError, match=r"bilm layer 2 is not in the file \(it holds layers 0 .. 1\)"):
+        read_layer(path, "bilm", 2)
+    assert [layer_name("bilm", 0), layer_name("bilm", 2), layer_name("cove", 1)] == [
+        "biLM char layer", "biLM layer 2", "CoVe layer 1"]
+
+
+def test_table_views_and_their_significance_tests():
+    from elmo_repro.probe_tables import mcnemar_p, render_table5, render_table6, table5, table6
+
+    # McNemar by hand: 5 instances only layer 2 gets right, none only layer 1: p = 2 * 0.5^5 = 0.0625
+    assert mcnemar_p({"a": "1100000"}, {"a": "1111111"}) == pytest.approx(0.0625)
+    assert mcnemar_p({"a": "10"}, {"a": "10"}) is None
+    with pytest.raises(ValueError, match="different instances"):
+        mcnemar_p({"a": "10"}, {"a": "101"})
+    metrics = {"x_f1": 50.0, "all_f1": 50.0, "seen_f1": 60.0, "seen_instances": 5, "nearest_answers": 5,
+               "first_sense_answers": 2, "unanswered_answers": 0}
+    rows = [{"row": f"biLM layer {layer}", "source": "bilm", "layer": layer, "train": ["s2"], "test": ["x"],
+             "metrics": {**metrics, "all_f1": 50.0 + layer}, "correct": {"x": bits}}
+            for layer, bits in ((1, "1100000"), (2, "1111111"))]
+    wsd = table5(rows, ROOT / "paper" / "table5.csv")
+    assert [r["paper_f1"] for r in wsd["rows"]] == ["67.4", "69.0"]
+    assert wsd["layer1_vs_layer2"]["bilm"]["mcnemar_p"] == pytest.approx(0.0625)
+    text = render_table5(wsd, "tiny")
+    assert "| biLM layer 2 | 50.0 | 52.0 | 60.0 | 5 / 2 / 0 | 69.0 |" in text and "p = 0.0625" in text
+    pos_rows = [{"row": f"CoVe layer {layer}", "source": "cove", "layer": layer, "seeds": [0, 1, 2],
+                 "per_seed": scores, "mean": sum(scores) / 3, "std": 1.0, "dev_mean": 90.0,
+                 "tokens": {"train": 10, "dev": 5, "test": 5}}
+                for layer, scores in ((1, [91.0, 92.0, 93.0]), (2, [89.0, 90.0, 91.0]))]
+    pos = table6(pos_rows, ROOT / "paper" / "table6.csv")
+    # Welch by hand: difference 2, both variances 1, n = 3: t = 2 / sqrt(2/3) = 2.449, df = 4: p = 0.0705
+    assert pos["layer1_vs_layer2"]["cove"]["welch_p"] == pytest.approx(0.0705, abs=1e-4)
+    assert "| CoVe layer 1 | 92.00 ± 1.00 (91.00, 92.00, 93.00) | 90.00 | 93.3 |" in render_table6(pos, "tiny")

@@ -318,3 +318,19 @@ def test_classification_task_sections(params):
            "and the class layer), got 2" in message
     assert "tasks.snli.data.train_from: Input should be 'dev' or 'official' (got 'train')" in message
     assert "tasks.snli.trainer.lr_plateau.factor: Input should be less than 1 (got 2.0)" in message
+
+
+def test_a_probed_layer_outside_the_model_is_named(params):
+    params["probes"]["sources"]["bilm"]["layers"] = [0, 1, 3]
+    params["probes"]["sources"]["cove"]["layers"] = [0, 2]
+    message = _error(params)
+    assert "probes.sources.bilm.layers[2]: layer 3 is outside the model: 0 .. 2 (bilm.lstm.n_layers)" in message
+    assert "probes.sources.cove.layers[0]: layer 0 is outside the model: 1 .. 2 (cove.model.layers)" in message
+
+
+def test_probe_splits_are_checked(params):
+    params["probes"]["pos"]["split"]["dev"] = [140, 172]
+    assert "params.yaml: probes.pos.split: the document ranges overlap" in _error(params)
+    params["probes"]["pos"]["split"]["dev"] = [143, 172]
+    params["probes"]["wsd"]["test"].append(params["probes"]["wsd"]["train"][0])
+    assert "listed twice: wsd_raganato_eval/senseval2" in _error(params)

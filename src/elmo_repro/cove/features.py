@@ -17,8 +17,34 @@ import torch
 
 from ..checks import check_batch, check_count
 from ..elmo.features import write_layer_file
-from .model import MTLSTM
+from ..io import InputError, read_json
+from .model import MTLSTM, CoVeConfig
 from .train import SourceVectors, pad
+
+
+def load_cove(directory: str | Path) -> tuple[MTLSTM, SourceVectors]:
+    """The MT-LSTM (eval mode) and its input vectors from a ``train_cove`` model directory
+    (``weights.pt``, ``config.json``, ``source_words.txt``).
+
+    Raises:
+        InputError: a missing file, or weights whose vectors do not match ``source_words.txt``.
+    """
+    directory = Path(directory)
+    for name in ("weights.pt", "config.json", "source_words.txt"):
+        if not (directory / name).is_file():
+            raise InputError(directory / name, "not found (a CoVe model directory, written by stage train_cove)")
+    state = torch.load(directory / "weights.pt", map_location="cpu", weights_only=True)
+    prefix = "encoder."
+    encoder_state = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+    matrix = encoder_state["embedding.weight"]
+    words = (directory / "source_words.txt").read_text(encoding="utf-8").splitlines()
+    if matrix.shape[0] != len(words) + 1:
+        raise InputError(directory / "source_words.txt", f"{len(words)} words, but the weights hold "
+                         f"{matrix.shape[0] - 1} vectors (+ the unknown word's)")
+    vectors = SourceVectors(words, matrix[1:].numpy())
+    encoder = MTLSTM(vectors.matrix, CoVeConfig(**read_json(directory / "config.json")["model"]))
+    encoder.load_state_dict(encoder_state)
+    return encoder.eval(), vectors
 
 
 @torch.no_grad()

@@ -98,6 +98,10 @@ class AttentionalDecoder(nn.Module):
         state = [(torch.cat([h[0], h[1]], -1), torch.cat([c[0], c[1]], -1)) for h, c in finals]
         return state, finals[0][0].new_zeros(batch, 2 * finals[0][0].shape[-1])
 
+    def log_probs(self, context_state: torch.Tensor) -> torch.Tensor:
+        """``(..., size)`` ``h~_t`` -> ``(..., n_target)`` log p(next word)."""
+        return torch.log_softmax(self.out(self.dropout(context_state)), dim=-1)
+
     def step(self, previous: torch.Tensor, state, context_state: torch.Tensor, memory: torch.Tensor,
              mask: torch.Tensor):
         """One decoder step.
@@ -110,7 +114,8 @@ class AttentionalDecoder(nn.Module):
             mask: ``(batch, source time)`` bool, True at real source tokens.
 
         Returns:
-            ``(log_probs (batch, n_target), state, h~_t, alpha_t (batch, source time))``.
+            ``(state, h~_t (batch, size), alpha_t (batch, source time))``; :meth:`log_probs` of
+            ``h~_t`` is the next word's distribution.
         """
         x = torch.cat([self.embedding(previous), context_state], -1)
         new_state = []
@@ -122,8 +127,7 @@ class AttentionalDecoder(nn.Module):
         alpha = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
         attended = torch.bmm(alpha.unsqueeze(1), memory).squeeze(1)                  # H^T alpha_t
         context_state = torch.tanh(self.w2(torch.cat([attended, x], -1)))
-        log_probs = torch.log_softmax(self.out(self.dropout(context_state)), dim=-1)
-        return log_probs, new_state, context_state, alpha
+        return new_state, context_state, alpha
 
 
 class CoVeTranslator(nn.Module):
@@ -152,12 +156,14 @@ class CoVeTranslator(nn.Module):
         """
         memory, mask, finals = self.encode(source, lengths)
         state, context_state = self.decoder.initial_state(finals, source.shape[0])
-        losses = []
+        context_states = []
         for t in range(target.shape[1] - 1):
-            log_probs, state, context_state, _ = self.decoder.step(target[:, t], state, context_state, memory, mask)
-            gold = target[:, t + 1]
-            losses.append(-log_probs.gather(1, gold[:, None]).squeeze(1) * (gold != PAD_ID))
-        return torch.stack(losses, 1)
+            state, context_state, _ = self.decoder.step(target[:, t], state, context_state, memory, mask)
+            context_states.append(context_state)
+        # the output layer once over all steps: one large matmul instead of one per step
+        log_probs = self.decoder.log_probs(torch.stack(context_states, 1))
+        gold = target[:, 1:]
+        return -log_probs.gather(2, gold[..., None]).squeeze(2) * (gold != PAD_ID)
 
     @torch.no_grad()
     def greedy(self, source: torch.Tensor, lengths: torch.Tensor, max_length: int) -> list[list[int]]:
@@ -172,8 +178,8 @@ class CoVeTranslator(nn.Module):
         previous = torch.full((batch,), BOS_ID, dtype=torch.long, device=source.device)
         outputs, done = [[] for _ in range(batch)], torch.zeros(batch, dtype=torch.bool)
         for _ in range(max_length):
-            log_probs, state, context_state, _ = self.decoder.step(previous, state, context_state, memory, mask)
-            previous = log_probs.argmax(-1)
+            state, context_state, _ = self.decoder.step(previous, state, context_state, memory, mask)
+            previous = self.decoder.log_probs(context_state).argmax(-1)
             for i in range(batch):
                 if not done[i]:
                     if previous[i] == EOS_ID:
@@ -200,8 +206,9 @@ class CoVeTranslator(nn.Module):
         previous = torch.tensor([BOS_ID])
         for _ in range(max_length):
             k = len(hypotheses)
-            log_probs, state, context_state, _ = self.decoder.step(
+            state, context_state, _ = self.decoder.step(
                 previous, state, context_state, memory.expand(k, -1, -1), mask.expand(k, -1))
+            log_probs = self.decoder.log_probs(context_state)
             totals = torch.tensor([score for _, score in hypotheses])[:, None] + log_probs
             # the best 2k candidates: an end among the first k finishes a hypothesis, and the
             # first k that do not end stay alive (so the beam stays k wide; fairseq's rule)

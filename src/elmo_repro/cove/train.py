@@ -14,11 +14,14 @@
   ``beam_size``, and scored once.
 * Resume: after every epoch a checkpoint holds the weights, the optimizer, the generators' states,
   the history and the best weights; a run killed at any point restarts from the last epoch and ends
-  with identical weights.
+  with identical weights. A checkpoint of another configuration, data, vectors or training code
+  (its fingerprint differs) is never resumed: training starts afresh.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -29,12 +32,16 @@ import numpy as np
 import torch
 
 from ..checks import check_count
+from ..fingerprint import NOT_OUTPUT_MODULES, code_fingerprint, local_imports
 from ..data.multi30k import BOS, EOS, PAD, UNK, Pair, build_vocabulary
 from ..io import atomic_path
 from .bleu import corpus_bleu, detokenize
 from .model import BOS_ID, EOS_ID, PAD_ID, UNK_ID, CoVeConfig, CoVeTranslator
 
 assert [PAD_ID, UNK_ID, BOS_ID, EOS_ID] == [0, 1, 2, 3] and build_vocabulary([], 1) == [PAD, UNK, BOS, EOS]
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+_CODE = sorted(local_imports(Path(__file__)) - set(NOT_OUTPUT_MODULES))
 
 
 @dataclass(frozen=True)
@@ -54,11 +61,19 @@ class SourceVectors:
 
     Args:
         words: the vectors' V words; matrix: ``(V, D)``.
+        standardize: shift and scale each dimension to mean 0 and standard deviation 1 over the V
+            words (a fixed affine map: the inputs stay fixed). Our 50-d word2vec vectors have a
+            per-dimension std of about 0.1; at that scale the MT-LSTM hardly reads its input for the
+            first epoch (measured: after 250 batches the loss with shuffled sources was within 1%
+            of the real one; standardized, 15% above it).
     """
 
-    def __init__(self, words: Sequence[str], matrix: np.ndarray):
+    def __init__(self, words: Sequence[str], matrix: np.ndarray, standardize: bool = False):
+        matrix = np.asarray(matrix, np.float64)
+        if standardize:
+            matrix = (matrix - matrix.mean(0)) / np.where(matrix.std(0) > 0, matrix.std(0), 1.0)
         self.index = {word: i + 1 for i, word in enumerate(words)}
-        self.matrix = torch.cat([torch.zeros(1, matrix.shape[1]), torch.as_tensor(np.asarray(matrix, np.float32))])
+        self.matrix = torch.cat([torch.zeros(1, matrix.shape[1]), torch.as_tensor(matrix, dtype=torch.float32)])
 
     def ids(self, tokens: Sequence[str]) -> list[int]:
         return [self.index.get(token) or self.index.get(token.lower(), 0) for token in tokens]
@@ -106,6 +121,20 @@ def translate(model: CoVeTranslator, sources: Sequence[Sequence[int]], target_wo
     return [detokenize([target_words[i] for i in ids]) for ids in out]
 
 
+def _fingerprint(model_config: CoVeConfig, config: CoVeTrainConfig, train: Sequence[Pair],
+                 vectors: SourceVectors) -> str:
+    """Identifies a training run: configuration, training pairs, input vectors and the code. The
+    epoch count is left out (more epochs continue a run), and so are the decoding settings."""
+    training = {k: v for k, v in asdict(config).items() if k not in ("epochs", "beam_size", "max_length")}
+    digest = hashlib.sha256(json.dumps([asdict(model_config), training, code_fingerprint(_CODE, _PACKAGE)],
+                                       sort_keys=True).encode())
+    for pair in train:
+        digest.update(("\t".join(pair.source) + "\n" + "\t".join(pair.target) + "\n").encode())
+    digest.update(vectors.matrix.numpy().tobytes())
+    digest.update("\n".join(vectors.index).encode())
+    return digest.hexdigest()[:16]
+
+
 def train_cove(train: Sequence[Pair], val: Sequence[Pair], test: Sequence[Pair], vectors: SourceVectors,
                model_config: CoVeConfig, config: CoVeTrainConfig, checkpoint: str | Path | None = None,
                log: Callable[[str], None] = print,
@@ -140,8 +169,14 @@ def train_cove(train: Sequence[Pair], val: Sequence[Pair], test: Sequence[Pair],
     history: list[dict[str, float]] = []
     best = {"bleu": -1.0, "epoch": 0, "state": None}
     first_epoch = 1
+    fingerprint = _fingerprint(model_config, config, train, vectors)
+    saved = None
     if checkpoint is not None and Path(checkpoint).is_file():
         saved = torch.load(checkpoint, map_location="cpu", weights_only=False)
+        if saved.get("fingerprint") != fingerprint:
+            log("the checkpoint is of another configuration, data or code: starting afresh")
+            saved = None
+    if saved is not None:
         model.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
         rng.bit_generator.state = saved["numpy"]
@@ -182,7 +217,7 @@ def train_cove(train: Sequence[Pair], val: Sequence[Pair], test: Sequence[Pair],
             with atomic_path(checkpoint) as tmp:
                 torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                             "numpy": rng.bit_generator.state, "torch": torch.get_rng_state(),
-                            "history": history, "best": best, "epoch": epoch,
+                            "history": history, "best": best, "epoch": epoch, "fingerprint": fingerprint,
                             "config": asdict(config), "model_config": asdict(model_config)}, tmp)
     model.load_state_dict(best["state"])
     test_translations = translate(model, [vectors.ids(p.source) for p in test], target_words,

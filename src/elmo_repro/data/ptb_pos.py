@@ -38,42 +38,60 @@ class TaggedSentence:
     tags: list[str]
 
 
-def iter_tagged_trees(path: str | Path) -> Iterator[TaggedSentence]:
-    """Every tree of the sample's ``combined/*.mrg`` members, in order, without ``-NONE-`` leaves.
-
-    Raises:
-        InputError: a missing or invalid zip, no ``.mrg`` member, unbalanced brackets (naming the
-            member and line), or a tree with no word.
-    """
-    path = Path(path)
+def _tree_files(path: Path) -> Iterator[tuple[str, str]]:
+    """``(location, text)`` of each ``wsj_*.mrg``: the members of the NLTK sample's zip, or the
+    files under a directory (the full treebank's ``parsed/mrg/wsj``), in name order."""
+    if path.is_dir():
+        files = sorted(path.rglob("wsj_*.mrg"), key=lambda f: f.name)
+        if not files:
+            raise InputError(path, "no wsj_*.mrg file under this directory (PTB trees)")
+        for file in files:
+            try:
+                yield str(file), file.read_text(encoding="utf-8")
+            except UnicodeDecodeError as err:
+                raise InputError(file, f"not valid UTF-8 (byte {err.start})") from None
+        return
     archive, members = _zip_members(path, _MEMBER, "PTB trees (treebank/combined/wsj_*.mrg)")
     with archive:
         for member in members:
-            where = f"{path}/{member}"
             try:
-                text = archive.read(member).decode("utf-8")
+                yield f"{path}/{member}", archive.read(member).decode("utf-8")
             except UnicodeDecodeError as err:
-                raise InputError(where, f"not valid UTF-8 (byte {err.start})") from None
-            document = int(re.search(r"wsj_(\d+)", member).group(1))
-            # A tree starts at a line opening at bracket depth 0; it ends where the depth is 0 again.
-            depth, words, tags, start = 0, [], [], 0
-            for number, line in enumerate(text.splitlines(), start=1):
-                if depth == 0 and line.strip():
-                    start = number
-                for tag, word in _LEAF.findall(line):
-                    if tag != "-NONE-":
-                        words.append(word)
-                        tags.append(tag)
-                depth += line.count("(") - line.count(")")
-                if depth < 0:
-                    raise InputError(where, "unbalanced brackets: ')' closes no tree", line=number)
-                if depth == 0 and line.strip():
-                    if not words:
-                        raise InputError(where, "a tree with no word", line=start)
-                    yield TaggedSentence(f"{where}:{start}", document, words, tags)
-                    words, tags = [], []
-            if depth != 0:
-                raise InputError(where, "unbalanced brackets: the last tree is not closed")
+                raise InputError(f"{path}/{member}", f"not valid UTF-8 (byte {err.start})") from None
+
+
+def iter_tagged_trees(path: str | Path) -> Iterator[TaggedSentence]:
+    """Every tree of the ``wsj_*.mrg`` files, in order, without ``-NONE-`` leaves.
+
+    Args:
+        path: the NLTK sample's ``treebank.zip`` (``treebank/combined/wsj_*.mrg``) or a directory
+            holding ``wsj_*.mrg`` files at any depth (the full Penn Treebank).
+
+    Raises:
+        InputError: a missing or invalid zip or directory, no ``.mrg`` file, unbalanced brackets
+            (naming the file and line), or a tree with no word.
+    """
+    for where, text in _tree_files(Path(path)):
+        document = int(re.findall(r"wsj_(\d+)", where)[-1])
+        # A tree starts at a line opening at bracket depth 0; it ends where the depth is 0 again.
+        depth, words, tags, start = 0, [], [], 0
+        for number, line in enumerate(text.splitlines(), start=1):
+            if depth == 0 and line.strip():
+                start = number
+            for tag, word in _LEAF.findall(line):
+                if tag != "-NONE-":
+                    words.append(word)
+                    tags.append(tag)
+            depth += line.count("(") - line.count(")")
+            if depth < 0:
+                raise InputError(where, "unbalanced brackets: ')' closes no tree", line=number)
+            if depth == 0 and line.strip():
+                if not words:
+                    raise InputError(where, "a tree with no word", line=start)
+                yield TaggedSentence(f"{where}:{start}", document, words, tags)
+                words, tags = [], []
+        if depth != 0:
+            raise InputError(where, "unbalanced brackets: the last tree is not closed")
 
 
 def bilm_word(word: str) -> str:

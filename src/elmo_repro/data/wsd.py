@@ -70,14 +70,17 @@ def read_wsd_dataset(directory: str | Path, name: str | None = None) -> WSDDatas
 
     Args:
         directory: ``.../<name>`` holding ``<name>.data.xml`` and ``<name>.gold.key.txt``.
-        name: the file stem, by default the directory's name.
+        name: the file stem; by default the stem of the directory's one ``*.data.xml``, else the
+            directory's name.
 
     Raises:
         InputError: a missing or malformed file (naming it), an instance without a lemma, with a POS
             outside :data:`POS` or without a gold key, or a gold key for no instance.
     """
     directory = Path(directory)
-    name = name or directory.name
+    if name is None:        # Raganato's SemCor: SemCor/semcor.data.xml; the test sets: name/name.data.xml
+        stems = [p.name[:-len(".data.xml")] for p in directory.glob("*.data.xml")]
+        name = stems[0] if len(stems) == 1 else directory.name
     xml_path, gold_path = directory / f"{name}.data.xml", directory / f"{name}.gold.key.txt"
     if not xml_path.is_file():
         raise InputError(xml_path, "file not found (a WSD data set: <name>.data.xml)")

@@ -117,7 +117,26 @@ def evaluate_layer(train: tuple[torch.Tensor, Sequence[Instance]],
         training, and ``<how>_answers`` counts (nearest, first_sense, unanswered); answers per
         set the predicted keys (None: no answer).
     """
-    table = fit_senses(*train)
+    return _evaluate(fit_senses(*train), test_sets, first_senses)
+
+
+def first_sense_baseline(train: Sequence[Instance], test_sets: dict[str, Sequence[Instance]],
+                         first_senses: dict[tuple[str, str], str]) -> tuple[dict[str, float], dict[str, list]]:
+    """The WordNet first-sense row of Table 5: every test word takes its lemma and POS's first
+    sense. ``train`` only defines the seen-sense subset, so the row's ``seen_f1`` is on the same
+    instances as the layers' rows. Returns the same ``(metrics, answers)`` as :func:`evaluate_layer`."""
+    senses: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for instance in train:
+        for sense in instance.senses:
+            if sense not in senses[(instance.lemma, instance.pos)]:
+                senses[(instance.lemma, instance.pos)].append(sense)
+    table = SenseTable(dict(senses), {})          # no sense vectors: the fallback answers everything
+    return _evaluate(table, {name: (torch.zeros(len(items), 1), items) for name, items in test_sets.items()},
+                     first_senses)
+
+
+def _evaluate(table: SenseTable, test_sets: dict[str, tuple[torch.Tensor, Sequence[Instance]]],
+              first_senses: dict[tuple[str, str], str]) -> tuple[dict[str, float], dict[str, list]]:
     metrics: dict[str, float] = {}
     answers: dict[str, list] = {}
     everything: list[tuple[str | None, str, Instance]] = []
