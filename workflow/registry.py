@@ -167,6 +167,15 @@ PROBE_FEATURES = "data/features/probes/${key}"
 
 COVE_STAGES = [
     Stage(
+        name="cove_vectors",
+        module="cove_vectors",
+        deps=["data/lm/train.txt", CONTAMINATION_REPORT],
+        params=["cove.word_vectors"],
+        outs=["data/cove_vectors"],
+        threads=1,  # gensim with one worker: bit-identical vectors
+        resources={"mem_mb": 16000, "runtime": 240},
+    ),
+    Stage(
         name="prepare_multi30k",
         module="prepare_multi30k",
         deps=[*EVAL_MIRROR, "data/lm/heldout.txt"],    # EVAL_MIRROR holds multi30k/raw

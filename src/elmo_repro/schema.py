@@ -198,6 +198,7 @@ class CoveTrainerConfig(Strict):                         # elmo_repro.cove.train
 
 
 class CoveSection(Strict):
+    word_vectors: WordVectorsSection                     # stage cove_vectors (word2vec on the LM text)
     data: CoveDataConfig
     vectors: str = Field(min_length=1)                   # word2vec text format
     standardize_vectors: bool                            # per dimension mean 0, std 1 (a fixed map)
