@@ -226,13 +226,13 @@ def test_stage_reports_every_overlap_and_fails_on_a_leak(tmp_path, monkeypatch):
     monkeypatch.chdir(repo)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
     (repo / "data/lm/train.txt").write_text("Call me !\nsome clean text\n", encoding="utf-8")
-    check_contamination.main(["--threads", "1"])       # "Call me" has 2 words: reported, not counted
+    check_contamination.main(["--threads", "1", "--text", "lm"])   # "Call me" has 2 words: reported, not counted
     report = json.loads((repo / "results/metrics/contamination.json").read_text())
     assert report["passed"] and report["below_threshold_overlaps"] == 1
     assert report["by_text_and_split"]["lm_train"]["litbank"]["below_threshold"] == 1
     (repo / "data/lm/train.txt").write_text("clean\nThe game was in 2016 .\nA held-out line\n", encoding="utf-8")
     with pytest.raises(ContaminationError, match=r"2 training sentences of >= 3 words"):
-        check_contamination.main(["--threads", "1"])
+        check_contamination.main(["--threads", "1", "--text", "lm"])
     report = json.loads((repo / "results/metrics/contamination.json").read_text())
     assert not report["passed"] and report["counted_overlaps"] == 2
     assert report["by_text_and_split"]["lm_train"]["squad_dev"]["counted"] == 1
