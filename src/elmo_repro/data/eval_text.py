@@ -47,7 +47,8 @@ from typing import Callable, Iterator
 
 from ..io import InputError
 from .contamination import EvalIndex
-from .lm_corpus import _zip_members, split_sentences, tokenize
+from .lm_corpus import split_sentences, tokenize
+from .ptb_pos import iter_tagged_trees
 
 Sentence = tuple[str, list[str]]   # (location, tokens)
 
@@ -165,25 +166,9 @@ def read_wsd(path: Path) -> Iterator[Sentence]:
             yield f"{path}:{sentence.get('id')}", tokens
 
 
-_MRG_LEAF = re.compile(r"\(([^()\s]+) ([^()\s]+)\)")
-_MRG_MEMBER = re.compile(r"treebank/combined/wsj_\d+\.mrg")
-
-
 def read_ptb_sample(path: Path) -> Iterator[Sentence]:
-    archive, members = _zip_members(path, _MRG_MEMBER, "PTB trees (treebank/combined/wsj_*.mrg)")
-    with archive:
-        for member in members:
-            text = _decode(f"{path}/{member}", archive.read(member))
-            # A tree starts at a line opening with "(" at depth 0; each is one sentence.
-            depth, tokens, start = 0, [], 0
-            for number, line in enumerate(text.splitlines(), start=1):
-                if depth == 0 and line.strip():
-                    start = number
-                tokens += [word for tag, word in _MRG_LEAF.findall(line) if tag != "-NONE-"]
-                depth += line.count("(") - line.count(")")
-                if depth == 0 and tokens:
-                    yield f"{path}/{member}:{start}", tokens
-                    tokens = []
+    for sentence in iter_tagged_trees(path):
+        yield sentence.location, sentence.words
 
 
 def read_raw_gz(path: Path) -> Iterator[Sentence]:

@@ -56,10 +56,23 @@ def embed_sentences(model: BiLM, sentences: list[list[str]], batch_size: int = 6
 def write_features(path: str | Path, model: BiLM, sentences: list[list[str]], batch_size: int = 64,
                    dtype: str = "float16") -> None:
     """Embed ``sentences`` and write them atomically to ``path`` (see module docstring)."""
+    write_layer_file(path, embed_sentences(model, sentences, batch_size), sentences, dtype)
+
+
+def write_layer_file(path: str | Path, layers: Iterator[tuple[int, np.ndarray]], sentences: list[list[str]],
+                     dtype: str = "float16") -> None:
+    """Write ``(index, (n_layers, n_tokens, dim))`` pairs of any layer source (the biLM, CoVe) and
+    the sentence index atomically to ``path``, in the layout of the module docstring.
+
+    Raises:
+        ValueError: not every sentence index was written exactly once.
+    """
     with atomic_path(path) as tmp:
         with h5py.File(tmp, "w") as out:
-            for i, layers in embed_sentences(model, sentences, batch_size):
-                out.create_dataset(str(i), data=layers.astype(dtype))
+            for i, array in layers:
+                out.create_dataset(str(i), data=array.astype(dtype))
+            if len(out) != len(sentences):
+                raise ValueError(f"{path}: {len(out)} sentences written for {len(sentences)}")
             write_sentence_index(out, {" ".join(s): str(i) for i, s in enumerate(sentences)})
 
 
