@@ -4,7 +4,8 @@ one biLM, ``python -m stages.extract_features --features <task>-<biLM>``.
 The key names an entry of the rendered params section ``elmo_features`` (one per (task, biLM)
 that some run reads): the biLM directory (``base``: ``bilm_source.path``, ``models/bilm`` trained
 by this pipeline or a directory with the released ELMo ``options.json`` + ``weights.hdf5``;
-``finetuned``: ``models/finetuned/<task>``), the task's prepared examples
+``finetuned``: ``models/finetuned/<task>``; ``cove``: ``models/cove``, CoVe's two MT-LSTM layers
+in the same layout), the task's prepared examples
 (``data/<dir>/{train,dev,test}.jsonl``) and the output directory
 (``data/features/<dir>/<biLM>``). Writes one HDF5 file per split and per token field the biLM
 embeds (allennlp ``elmo --all`` layout, keyed by example index): ``<split>.hdf5`` for a task of
@@ -16,6 +17,7 @@ import argparse
 import time
 from pathlib import Path
 
+from elmo_repro.cove.features import load_cove, write_cove_features
 from elmo_repro.data.examples import read_examples
 from elmo_repro.elmo.embedder import load_bilm
 from elmo_repro.elmo.features import write_features
@@ -43,14 +45,22 @@ def main(argv: list[str] | None = None) -> None:
     cfg, info = params["features"], TASK_INFO[entry["task"]]
     sections = [section.replace("${key}", known.features) for section in SECTIONS]
     with stage_run(f"features@{known.features}", params, sections) as run:
-        model = load_bilm(entry["model"])
+        if entry["bilm"] == "cove":
+            encoder, vectors = load_cove(entry["model"])
+
+            def write(path, sentences):
+                write_cove_features(path, encoder, vectors, sentences, cfg["batch_size"], cfg["dtype"])
+        else:
+            model = load_bilm(entry["model"])
+
+            def write(path, sentences):
+                write_features(path, model, sentences, cfg["batch_size"], cfg["dtype"])
         for split in SPLITS:
             examples = read_examples(Path(entry["data"]) / f"{split}.jsonl", info.fields)
             for field in info.fields:
                 sentences = [example[field] for example in examples]
                 start = time.monotonic()
-                write_features(feature_path(entry["out"], split, field), model, sentences,
-                               cfg["batch_size"], cfg["dtype"])
+                write(feature_path(entry["out"], split, field), sentences)
                 seconds = time.monotonic() - start
                 tokens = sum(len(s) for s in sentences)
                 prefix = split if field == "tokens" else f"{split}_{field}"

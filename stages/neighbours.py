@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> None:
                                               "sentence": " ".join(sentences[sentence_of[i]]),
                                               "cosine": similarity} for i, similarity in nearest]})
             rows.append({"query": query, "sentences": len(holding), "occurrences": len(found),
-                         "static": [{"word": w, "cosine": c} for w, c in static_neighbours(words, matrix, query, cfg["k"])],
+                         "static": [{"word": w, "cosine": c}
+                                    for w, c in static_neighbours(words, matrix, query, cfg["k"])],
                          "contextual": examples})
             run.log_metrics({f"{query}_occurrences": len(found)})
         write_json(OUT, {"corpus": cfg["corpus"], "layer": cfg["layer"], "static_vectors": cfg["vectors"],

@@ -15,10 +15,9 @@ import time
 from elmo_repro.cove.features import load_cove, write_cove_features
 from elmo_repro.elmo.embedder import load_bilm
 from elmo_repro.elmo.features import write_features
-from elmo_repro.io import InputError
 from elmo_repro.params import load_params
-from elmo_repro.probes.corpora import (FEATURES_DIR, pos_split, pos_trees, pos_words, ptb_feature_path, wsd_datasets,
-                                       wsd_feature_path)
+from elmo_repro.probes.corpora import (FEATURES_DIR, pos_split, pos_trees, pos_words, probe_source, ptb_feature_path,
+                                       wsd_datasets, wsd_feature_path)
 from elmo_repro.tracking import stage_run
 from stages import stage_args
 
@@ -31,9 +30,7 @@ def main(argv: list[str] | None = None) -> None:
     known, rest = parser.parse_known_args(argv)
     stage_args(__doc__, rest)
     params = load_params()
-    entry = params["probes"]["sources"].get(known.source)
-    if entry is None:
-        raise InputError("params.yaml", f"probes.sources: no entry {known.source!r}")
+    entry = probe_source(params, known.source)
     cfg = params["features"]
     sections = [section.replace("${key}", known.source) for section in SECTIONS]
     with stage_run(f"probe_features@{known.source}", params, sections) as run:

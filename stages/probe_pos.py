@@ -17,7 +17,8 @@ import torch
 
 from elmo_repro.io import InputError, write_json
 from elmo_repro.params import load_params
-from elmo_repro.probes.corpora import layer_name, pos_split, pos_trees, ptb_feature_path, read_layer, tag_ids
+from elmo_repro.probes.corpora import (layer_name, pos_split, pos_trees, probe_source, ptb_feature_path, read_layer,
+                                       tag_ids)
 from elmo_repro.probes.pos import train_linear_probe
 from elmo_repro.tracking import stage_run
 from stages import stage_args
@@ -34,14 +35,13 @@ def main(argv: list[str] | None = None) -> None:
     stage_args(__doc__, rest)
     params = load_params()
     cfg, source = params["probes"]["pos"], known.source
-    if source not in params["probes"]["sources"]:
-        raise InputError("params.yaml", f"probes.sources: no entry {source!r}")
+    layers = probe_source(params, source)["layers"]
     with stage_run(f"probe_pos@{source}", params, [s.replace("${key}", source) for s in SECTIONS]) as run:
         trees = pos_trees(params)
         split = pos_split(params, trees)
         tags = sorted({t for i in split["train"] for t in trees[i].tags})
         gold = tag_ids(trees, split, tags)
-        for layer in params["probes"]["sources"][source]["layers"]:
+        for layer in layers:
             sentences = read_layer(ptb_feature_path(source), source, layer)
             if len(sentences) != len(trees):
                 raise InputError(ptb_feature_path(source), f"{len(sentences)} sentences for {len(trees)} trees: "

@@ -16,7 +16,8 @@ import torch
 
 from elmo_repro.io import InputError, write_json
 from elmo_repro.params import load_params
-from elmo_repro.probes.corpora import answers_by_id, correct_bits, layer_name, read_layer, wsd_datasets, wsd_feature_path
+from elmo_repro.probes.corpora import (answers_by_id, correct_bits, layer_name, probe_source, read_layer, wsd_datasets,
+                                       wsd_feature_path)
 from elmo_repro.probes.wordnet import read_first_senses
 from elmo_repro.probes.wsd import evaluate_layer
 from elmo_repro.tracking import stage_run
@@ -42,9 +43,7 @@ def main(argv: list[str] | None = None) -> None:
     known, rest = parser.parse_known_args(argv)
     stage_args(__doc__, rest)
     params = load_params()
-    entry = params["probes"]["sources"].get(known.source)
-    if entry is None:
-        raise InputError("params.yaml", f"probes.sources: no entry {known.source!r}")
+    entry = probe_source(params, known.source)
     sections = [section.replace("${key}", known.source) for section in SECTIONS]
     with stage_run(f"probe_wsd@{known.source}", params, sections) as run:
         first_senses = read_first_senses(params["probes"]["wordnet"])

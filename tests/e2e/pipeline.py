@@ -49,7 +49,8 @@ def smoke_copy(parent: Path) -> Path:
             shutil.copy2(source, repo / name)
     # Empty state. The params check's report goes too: Snakemake compares mtimes, and a copy of a
     # report newer than the schema (checked out or written later) would skip the check.
-    for path in ("dvc.lock", "results/tables", "results/contamination", "results/runs", "results/params_check.json"):
+    for path in ("dvc.lock", "results/tables", "results/contamination", "results/runs", "results/params_check.json",
+                 "results/probes", "results/cove", "results/contamination_multi30k"):
         target = repo / path
         shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
     run(["git", "init", "-q"], repo)
@@ -57,5 +58,7 @@ def smoke_copy(parent: Path) -> Path:
     run([sys.executable, "-m", "workflow.profile", "smoke"], repo)
     params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
     params["data"]["mirror"] = str(MIRROR)
+    # WordNet is installed by setup.sh into the checkout's external/ (ignored by git, so not copied)
+    params["probes"]["wordnet"] = str(ROOT / params["probes"]["wordnet"])
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     return repo

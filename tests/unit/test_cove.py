@@ -178,3 +178,28 @@ def test_cove_features_are_the_encoder_layers_in_the_biLM_layout(tmp_path):
     assert np.abs(layers[0] - reference).max() <= bound
     with pytest.raises(ValueError, match="sentence 1 is empty"):
         write_cove_features(tmp_path / "bad.hdf5", model.encoder, vectors, [["w1"], []])
+
+
+def test_cove_is_a_layer_source_for_task_runs(tmp_path):
+    """A run spec with ``bilm: cove`` reads CoVe's layers from models/cove through the same feature
+    files and injection module as the biLM's (two layers here, layer 0 = CoVe's first)."""
+    from elmo_repro.cove.features import write_cove_features
+    from elmo_repro.elmo.injection import ElmoInjection
+    from elmo_repro.elmo.layer_source import CachedLayers
+    from elmo_repro.experiments.specs import ElmoSpec, render_elmo_features
+
+    runs = {"train_ner_elmo": {"ner-cove-s0": {"task": "ner", "elmo": {"bilm": "cove"}}}}
+    assert render_elmo_features(runs, "models/bilm") == {"ner-cove": {
+        "task": "ner", "bilm": "cove", "model": "models/cove", "data": "data/conll2003",
+        "out": "data/features/conll2003/cove"}}
+    model = tiny_model()
+    vectors = SourceVectors([f"w{i}" for i in range(11)], model.encoder.embedding.weight[1:].numpy())
+    write_cove_features(tmp_path / "train.hdf5", model.encoder, vectors, [["w1", "w2"], ["w3"]], dtype="float32")
+    source = CachedLayers(tmp_path / "train.hdf5", expected=2)
+    assert (source.n_layers, source.dim) == (2, 16)
+    injection = ElmoInjection(source.n_layers, ElmoSpec(bilm="cove", placement="input", mix="fixed", layer=1),
+                              source.dim)
+    layers = torch.from_numpy(np.stack([np.pad(a, ((0, 0), (0, 1), (0, 0))) if a.shape[1] == 1 else a
+                                        for a in source.batch([0, 1])]))
+    mixed = injection(layers, torch.tensor([[True, True], [True, False]]))
+    assert next(iter(mixed.values())).shape == (2, 2, 16)

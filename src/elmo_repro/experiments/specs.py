@@ -37,8 +37,10 @@ TASK_INFO = {
 }
 TASKS = tuple(TASK_INFO)
 NO_ELMO = "baseline"                          # the name of "no ELMo" in table specs and run ids
-# The biLMs a run can read (ElmoSpec.bilm): the pretrained one, or the task's fine-tuned copy (§3.4).
-BILMS = ("base", "finetuned")
+# The layer sources a run can read (ElmoSpec.bilm): the pretrained biLM, the task's fine-tuned copy
+# (§3.4), or CoVe's MT-LSTM (McCann et al. 2017; its two layers through the same injection module).
+BILMS = ("base", "finetuned", "cove")
+COVE_MODEL = "models/cove"                    # written by stage train_cove
 
 
 def features_dir(task: str, bilm: str) -> str:
@@ -65,10 +67,11 @@ class ElmoSpec(Strict):
     (bilm-tf ``use_top_only``); ``fixed`` = one layer ``layer`` (0 is the context-free char layer).
     A fixed mix trains no s and adds no penalty but keeps γ trainable, as bilm-tf's top-only mix.
     ``train_weights`` / ``train_gamma`` switch training of s and γ separately. ``bilm``: the
-    pretrained biLM (``base``) or the one fine-tuned on the run's task (``finetuned``).
+    pretrained biLM (``base``), the one fine-tuned on the run's task (``finetuned``), or CoVe's
+    MT-LSTM (``cove``: its two layers, ``layer`` 0 the first; no char layer).
     """
 
-    bilm: Literal["base", "finetuned"] = "base"      # finetuned: the task's fine-tuned biLM (paper §3.4)
+    bilm: Literal[BILMS] = "base"      # finetuned: the task's fine-tuned biLM (paper §3.4); cove: CoVe
     placement: Literal["input", "output", "both", "paper"] = "paper"
     mix: Literal["learned", "last", "fixed"] = "learned"
     layer: int | None = Field(default=None, ge=0)
@@ -179,11 +182,12 @@ def render_elmo_features(runs: dict[str, dict[str, dict]], base_model: str) -> d
     """The ``elmo_features`` section: one entry ``<task>-<biLM>`` per (task, biLM) that some run in
     ``runs`` (a rendered ``runs`` section) reads, with the biLM directory (``base_model`` for the
     base biLM, :func:`finetuned_dir` for a fine-tuned one), the examples and the output directory;
-    the features stage family iterates over it, so layers are extracted once per biLM in use."""
+    the features stage family iterates over it, so layers are extracted once per biLM in use; CoVe's
+    layers come from :data:`COVE_MODEL`."""
     wanted = sorted({(spec["task"], spec["elmo"]["bilm"]) for items in runs.values() for spec in items.values()
                      if spec.get("elmo") is not None})
     return {f"{task}-{bilm}": {"task": task, "bilm": bilm,
-                               "model": base_model if bilm == "base" else finetuned_dir(task),
+                               "model": {"base": base_model, "cove": COVE_MODEL}.get(bilm) or finetuned_dir(task),
                                "data": TASK_INFO[task].data_dir, "out": features_dir(task, bilm)}
             for task, bilm in wanted}
 
