@@ -2,11 +2,13 @@
 sacrebleu on test 2016.
 
 Reads ``data/multi30k/{train,val,test}.jsonl`` (stage prepare_multi30k) and the fixed input word
-vectors (``cove.vectors``, the pipeline's ``data/vectors/vectors.txt``); trains with val-BLEU
-selection (:mod:`elmo_repro.cove.train`), resuming from ``models/cove_checkpoints/checkpoint.pt``
-after a kill. Writes ``models/cove/`` (``weights.pt``: the translator's state dict with the input
-vectors, ``config.json``, ``target_vocab.txt``, ``source_words.txt``), ``results/cove/bleu.json``
-(test BLEU, sacrebleu's score line and signature, per-epoch history; committed) and
+vectors (``cove.vectors``: ``data/cove_vectors/vectors.txt`` of stage cove_vectors, standardized
+when ``cove.standardize_vectors``); trains with val-BLEU selection (:mod:`elmo_repro.cove.train`),
+resuming from ``models/cove_checkpoints/checkpoint.pt`` after a kill. Writes ``models/cove/``
+(``weights.pt``: the translator's state dict with the input vectors, ``config.json``,
+``target_vocab.txt``, ``source_words.txt``, the scored test translations
+``test_2016.translations.de``), ``results/cove/bleu.json`` (test BLEU, sacrebleu's score line and
+signature, per-epoch val BLEU and training perplexity; committed) and
 ``results/metrics/cove.json``; the BLEU and its signature are logged to MLflow.
 """
 
@@ -53,12 +55,15 @@ def main(argv: list[str] | None = None) -> None:
             torch.save(model.state_dict(), tmp)
         write_json(MODEL_DIR / "config.json", {"model": asdict(model_config), "trainer": asdict(train_config),
                                                "n_target": len(target_words)})
-        for name, items in (("target_vocab.txt", target_words), ("source_words.txt", words)):
+        for name, items in (("target_vocab.txt", target_words), ("source_words.txt", words),
+                            ("test_2016.translations.de", result.test_translations)):
             with atomic_open(MODEL_DIR / name) as handle:
                 handle.writelines(w + "\n" for w in items)
         write_json(Path("results/cove/bleu.json"), {"test_bleu": result.metrics["test_bleu"],
                                                      "score": result.score_line, "signature": result.signature,
-                                                     "history": result.history})
+                                                     # durations go to MLflow only: outputs hold no timing
+                                                     "history": [{k: v for k, v in row.items() if k != "seconds"}
+                                                                 for row in result.history]})
         write_json(Path("results/metrics/cove.json"), result.metrics)
         run.log_metrics(result.metrics)
         run.set_tags({"sacrebleu_signature": result.signature})
