@@ -16,11 +16,11 @@ own text's check:
 """
 
 import argparse
-import json
 from pathlib import Path
 
 from elmo_repro.console import log
 from elmo_repro.data.contamination import check, find_overlaps, summarize
+from elmo_repro.data.examples import read_examples
 from elmo_repro.data.eval_text import build_index
 from elmo_repro.io import InputError, atomic_open, iter_lines, write_json
 from elmo_repro.params import load_params, mirror_path
@@ -40,14 +40,15 @@ TEXTS = {
 
 
 def numbered(path: Path) -> list[tuple[str, list[str]]]:
-    """``(file:line, tokens)`` of a one-sentence-per-line text (blank lines skipped).
+    """``(file:line, tokens)`` of a one-sentence-per-line text (blank lines skipped), or of the
+    ``source`` sides of a ``.jsonl`` file of translation pairs.
 
     Raises:
-        InputError: a missing, non-UTF-8 or empty text (naming the file and line).
+        InputError: a missing, non-UTF-8 or empty text, or a malformed pair (naming the file and line).
     """
     if path.suffix == ".jsonl":             # translation pairs: the English side ("source" tokens)
-        sentences = [(f"{path}:{number}", json.loads(line)["source"]) for number, line in iter_lines(path)
-                     if line.strip()]
+        pairs = read_examples(path, ("source",))
+        sentences = [(f"{path}:{number}", pair["source"]) for number, pair in enumerate(pairs, start=1)]
     else:
         sentences = [(f"{path}:{number}", line.split()) for number, line in iter_lines(path) if line.split()]
     if not sentences:

@@ -34,6 +34,9 @@ def main(argv: list[str] | None = None) -> None:
         model = load_bilm(params["probes"]["sources"]["bilm"]["model"])
         corpus = [(number, line.split()) for number, line in iter_lines(cfg["corpus"]) if line.split()]
         rows = []
+        missing = [q for q in cfg["queries"] if q not in set(words)]
+        if missing:
+            raise InputError(cfg["vectors"], f"probes.neighbours.queries: no static vector for {missing}")
         for query in cfg["queries"]:
             holding = [(n, tokens) for n, tokens in corpus if query in tokens][:cfg["max_sentences"]]
             if len(holding) < 2:

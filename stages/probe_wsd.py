@@ -2,7 +2,8 @@
 1-nearest-neighbour per layer (paper §5.3), ``python -m stages.probe_wsd --source <bilm|cove>``.
 
 For each layer of ``probes.sources.<source>.layers``: a sense's vector is the mean of its training
-tokens' vectors (the ``probes.wsd.train`` data sets); a test word takes the nearest training sense
+tokens' vectors (the ``probes.wsd.train`` data sets; a multi-word target's vector is the mean over
+its words); a test word takes the nearest training sense
 of its lemma and POS by cosine, else the WordNet 3.0 first sense (``probes.wordnet``)
 (:mod:`elmo_repro.probes.wsd`). Reads ``data/features/probes/<source>/wsd/``; writes
 ``results/probes/wsd/<source>/layer<L>.json`` per layer: F1 per test set, overall and on the
@@ -29,12 +30,19 @@ ANSWERS = "results/probes/predictions/wsd/{source}/layer{layer}.json"
 
 
 def instance_vectors(source: str, dataset, layer: int) -> torch.Tensor:
-    """``(n_instances, dim)``: the layer's vector of each instance's token."""
-    sentences = read_layer(wsd_feature_path(source, dataset.name), source, layer)
-    if len(sentences) != len(dataset.sentences):
-        raise InputError(wsd_feature_path(source, dataset.name), f"{len(sentences)} sentences, but "
-                         f"{dataset.name} has {len(dataset.sentences)}: re-run probe_features@{source}")
-    return torch.stack([sentences[i.sentence][i.token] for i in dataset.instances])
+    """``(n_instances, dim)``: the layer's vector of each instance's target, the mean over its words
+    for a multi-word target.
+
+    Raises:
+        InputError: a feature file whose sentences or their lengths are not the data set's.
+    """
+    path = wsd_feature_path(source, dataset.name)
+    sentences = read_layer(path, source, layer)
+    lengths = [len(s) for s in dataset.sentences]
+    if [len(s) for s in sentences] != lengths:
+        raise InputError(path, f"{len(sentences)} sentences of other lengths than {dataset.name}'s "
+                         f"{len(lengths)}: re-run probe_features@{source}")
+    return torch.stack([sentences[i.sentence][i.token:i.token + i.n_words].mean(0) for i in dataset.instances])
 
 
 def main(argv: list[str] | None = None) -> None:

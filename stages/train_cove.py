@@ -33,8 +33,9 @@ MODEL_DIR, CHECKPOINT = Path("models/cove"), Path("models/cove_checkpoints/check
 
 
 def read_split(split: str) -> list[Pair]:
-    examples = read_examples(Path("data/multi30k") / f"{split}.jsonl", ("source", "target"))
-    return [Pair(e["line"], e["source"], e["target"], e["reference"]) for e in examples]
+    examples = read_examples(Path("data/multi30k") / f"{split}.jsonl", ("source", "target"),
+                             label_key="reference")
+    return [Pair(e.get("line", i + 1), e["source"], e["target"], e["reference"]) for i, e in enumerate(examples)]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -638,7 +638,8 @@ def _cross_check(params: dict) -> list[tuple[str, str]]:
 
 
 def _probe_layer_problems(params: dict) -> list[tuple[str, str]]:
-    """A probed layer must exist: the biLM's 0 (char CNN) .. lstm.n_layers, CoVe's 1 .. model.layers."""
+    """A probed layer must exist: the biLM's 0 (char CNN) .. lstm.n_layers, CoVe's 1 .. model.layers;
+    a run's fixed CoVe layer indexes its feature file: 0 .. model.layers - 1."""
     bounds = {"bilm": (0, params["bilm"]["lstm"]["n_layers"], "bilm.lstm.n_layers"),
               "cove": (1, params["cove"]["model"]["layers"], "cove.model.layers")}
     problems = []
@@ -648,6 +649,11 @@ def _probe_layer_problems(params: dict) -> list[tuple[str, str]]:
             if not low <= layer <= high:
                 problems.append((f"probes.sources.{source}.layers[{i}]",
                                  f"layer {layer} is outside the model: {low} .. {high} ({key})"))
+    cove_layers = params["cove"]["model"]["layers"]
+    for name, spec in params["elmo_specs"].items():       # a run's CoVe layers are its file's 0 .. L-1
+        if spec.get("bilm") == "cove" and spec.get("mix") == "fixed" and (spec.get("layer") or 0) >= cove_layers:
+            problems.append((f"elmo_specs.{name}.layer", f"CoVe's layers are 0 .. {cove_layers - 1} here (its "
+                             "first biLSTM layer is 0: no char layer; cove.model.layers)"))
     neighbours = params["probes"]["neighbours"]["layer"]
     if neighbours > params["bilm"]["lstm"]["n_layers"]:
         problems.append(("probes.neighbours.layer", f"layer {neighbours} is outside the biLM: 0 .. "

@@ -334,3 +334,8 @@ def test_probe_splits_are_checked(params):
     params["probes"]["pos"]["split"]["dev"] = [143, 172]
     params["probes"]["wsd"]["test"].append(params["probes"]["wsd"]["train"][0])
     assert "listed twice: wsd_raganato_eval/senseval2" in _error(params)
+
+
+def test_a_fixed_cove_layer_of_a_run_must_exist(params):
+    params["elmo_specs"]["cove_top"] = {"bilm": "cove", "placement": "paper", "mix": "fixed", "layer": 2}
+    assert "elmo_specs.cove_top.layer: CoVe's layers are 0 .. 1 here" in _error(params)
