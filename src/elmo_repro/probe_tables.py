@@ -100,7 +100,8 @@ def render_table5(table: dict[str, Any], profile: str) -> str:
               "test instances:", ""]
     for source, t in table["layer1_vs_layer2"].items():
         p = "–" if t["mcnemar_p"] is None else f"{t['mcnemar_p']:.3g}"
-        lines.append(f"- {source}: layer 1 {t['layer1_all_f1']:.1f}, layer 2 {t['layer2_all_f1']:.1f} F1 (all); p = {p}")
+        lines.append(f"- {source}: layer 1 {t['layer1_all_f1']:.1f}, layer 2 {t['layer2_all_f1']:.1f} F1 (all); "
+                     f"p = {p}")
     return "\n".join(lines) + "\n"
 
 
@@ -126,7 +127,8 @@ def table6(rows: list[dict[str, Any]], paper_csv: str | Path) -> dict[str, Any]:
     """Table 6's rows with the paper's accuracy and the layer-1-vs-2 Welch tests."""
     paper = _paper(paper_csv, "accuracy")
     out = [{**r, "paper_accuracy": paper.get((r["source"], r["layer"]))} for r in rows]
-    tests = {source: {"layer1": one["mean"], "layer2": two["mean"], "welch_p": welch_p(one["per_seed"], two["per_seed"])}
+    tests = {source: {"layer1": one["mean"], "layer2": two["mean"],
+                      "welch_p": welch_p(one["per_seed"], two["per_seed"])}
              for source, (one, two) in _layer_pairs(rows).items()}
     return {"rows": out, "layer1_vs_layer2": tests}
 
@@ -178,7 +180,8 @@ def render_cove(bleu: dict[str, Any], data: dict[str, Any], profile: str) -> str
         "McCann et al. (2017)'s MT-LSTM and attentional decoder, trained on Multi30k (their smallest MT "
         "setting), not the released CoVe (WMT 2017, 7M pairs). Its encoder's two layers are the CoVe rows "
         "of Tables 5 and 6.", "",
-        "| test 2016 BLEU | val BLEU (greedy, selection) | epoch kept | training pairs | dropped (SNLI / other evaluation sentences) |",
+        "| test 2016 BLEU | val BLEU (greedy, selection) | epoch kept | training pairs "
+        "| dropped (SNLI / other evaluation sentences) |",
         "|---|---|---|---|---|",
         f"| **{bleu['test_bleu']:.2f}** | {max(h['val_bleu'] for h in bleu['history']):.2f} | "
         f"{max(bleu['history'], key=lambda h: h['val_bleu'])['epoch']} | {data['train_pairs']:,} | "

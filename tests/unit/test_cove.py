@@ -130,6 +130,12 @@ def test_a_killed_run_resumes_with_identical_weights(tmp_path):
     messages.clear()
     run(3, tmp_path / "killed.pt", lr=0.02)
     assert not any(m.startswith("resumed") for m in messages) and any("afresh" in m for m in messages)
+    # nor one past the run's last epoch (its best epoch could lie beyond it)
+    messages.clear()
+    run(2, tmp_path / "killed.pt", lr=0.02)
+    assert any("beyond epochs=2" in m for m in messages)
+    # the fixed input vectors are never checkpointed
+    assert "encoder.embedding.weight" not in torch.load(tmp_path / "killed.pt", weights_only=False)["model"]
 
 
 def test_standardized_vectors_and_a_saved_encoder_round_trip(tmp_path):
@@ -178,3 +184,4 @@ def test_cove_features_are_the_encoder_layers_in_the_biLM_layout(tmp_path):
     assert np.abs(layers[0] - reference).max() <= bound
     with pytest.raises(ValueError, match="sentence 1 is empty"):
         write_cove_features(tmp_path / "bad.hdf5", model.encoder, vectors, [["w1"], []])
+

@@ -267,10 +267,14 @@ def test_a_treebank_directory_and_a_semcor_style_directory(tmp_path):
     semcor.mkdir()
     (semcor / "semcor.data.xml").write_text('<corpus><text><sentence id="d000.s000"><wf>He</wf>'
                                             '<instance id="d000.s000.t000" lemma="play" pos="VERB">plays</instance>'
-                                            '</sentence></text></corpus>')
-    (semcor / "semcor.gold.key.txt").write_text("d000.s000.t000 play%2:33:00::\n")
+                                            '<instance id="d000.s000.t001" lemma="make_up" pos="VERB">made up'
+                                            '</instance><wf>.</wf></sentence></text></corpus>')
+    (semcor / "semcor.gold.key.txt").write_text("d000.s000.t000 play%2:33:00::\nd000.s000.t001 make_up%2:36:00::\n")
     data = read_wsd_dataset(semcor)
     assert data.name == "semcor" and data.instances[0].senses == ("play%2:33:00::",)
+    # a multi-word target becomes its words; the instance spans them
+    assert data.sentences == [["He", "plays", "made", "up", "."]]
+    assert (data.instances[1].token, data.instances[1].n_words) == (2, 2)
 
 
 def test_a_layer_the_file_does_not_hold_is_a_clear_error(tmp_path):

@@ -36,6 +36,9 @@ def load_cove(directory: str | Path) -> tuple[MTLSTM, SourceVectors]:
     state = torch.load(directory / "weights.pt", map_location="cpu", weights_only=True)
     prefix = "encoder."
     encoder_state = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+    if "embedding.weight" not in encoder_state:
+        raise InputError(directory / "weights.pt", "no encoder.embedding.weight: not a CoVe translator's "
+                         "state dict (stage train_cove)")
     matrix = encoder_state["embedding.weight"]
     words = (directory / "source_words.txt").read_text(encoding="utf-8").splitlines()
     if matrix.shape[0] != len(words) + 1:

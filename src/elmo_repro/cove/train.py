@@ -15,7 +15,8 @@
 * Resume: after every epoch a checkpoint holds the weights, the optimizer, the generators' states,
   the history and the best weights; a run killed at any point restarts from the last epoch and ends
   with identical weights. A checkpoint of another configuration, data, vectors or training code
-  (its fingerprint differs) is never resumed: training starts afresh.
+  (its fingerprint differs), or one past the run's last epoch, is never resumed: training starts
+  afresh. Checkpoints leave out the fixed input vectors (GloVe 840B would be 2.6 GB a copy).
 """
 
 from __future__ import annotations
@@ -121,14 +122,17 @@ def translate(model: CoVeTranslator, sources: Sequence[Sequence[int]], target_wo
     return [detokenize([target_words[i] for i in ids]) for ids in out]
 
 
-def _fingerprint(model_config: CoVeConfig, config: CoVeTrainConfig, train: Sequence[Pair],
+FIXED = "encoder.embedding.weight"      # the input vectors: fixed, never in a checkpoint
+
+
+def _fingerprint(model_config: CoVeConfig, config: CoVeTrainConfig, train: Sequence[Pair], val: Sequence[Pair],
                  vectors: SourceVectors) -> str:
-    """Identifies a training run: configuration, training pairs, input vectors and the code. The
-    epoch count is left out (more epochs continue a run), and so are the decoding settings."""
-    training = {k: v for k, v in asdict(config).items() if k not in ("epochs", "beam_size", "max_length")}
+    """Identifies a training run: configuration, training and selection pairs, input vectors and
+    the code. The epoch count is left out (more epochs continue a run), and so is the test beam."""
+    training = {k: v for k, v in asdict(config).items() if k not in ("epochs", "beam_size")}
     digest = hashlib.sha256(json.dumps([asdict(model_config), training, code_fingerprint(_CODE, _PACKAGE)],
                                        sort_keys=True).encode())
-    for pair in train:
+    for pair in (*train, *val):
         digest.update(("\t".join(pair.source) + "\n" + "\t".join(pair.target) + "\n").encode())
     digest.update(vectors.matrix.numpy().tobytes())
     digest.update("\n".join(vectors.index).encode())
@@ -169,15 +173,22 @@ def train_cove(train: Sequence[Pair], val: Sequence[Pair], test: Sequence[Pair],
     history: list[dict[str, float]] = []
     best = {"bleu": -1.0, "epoch": 0, "state": None}
     first_epoch = 1
-    fingerprint = _fingerprint(model_config, config, train, vectors)
+    fingerprint = _fingerprint(model_config, config, train, val, vectors)
+
+    def learned_state() -> dict[str, torch.Tensor]:
+        return {k: v.clone() for k, v in model.state_dict().items() if k != FIXED}
+
     saved = None
     if checkpoint is not None and Path(checkpoint).is_file():
         saved = torch.load(checkpoint, map_location="cpu", weights_only=False)
         if saved.get("fingerprint") != fingerprint:
             log("the checkpoint is of another configuration, data or code: starting afresh")
             saved = None
+        elif saved["epoch"] > config.epochs:      # its best epoch may lie beyond this run's last
+            log(f"the checkpoint is after epoch {saved['epoch']}, beyond epochs={config.epochs}: starting afresh")
+            saved = None
     if saved is not None:
-        model.load_state_dict(saved["model"])
+        model.load_state_dict({**model.state_dict(), **saved["model"]})
         optimizer.load_state_dict(saved["optimizer"])
         rng.bit_generator.state = saved["numpy"]
         torch.set_rng_state(saved["torch"])
@@ -212,14 +223,14 @@ def train_cove(train: Sequence[Pair], val: Sequence[Pair], test: Sequence[Pair],
         log_metrics({k: v for k, v in row.items() if k != "epoch"}, epoch)
         log(f"epoch {epoch}: train perplexity {row['train_ppl']:.2f}, val BLEU {bleu:.2f} (greedy), {seconds:.0f} s")
         if bleu > best["bleu"]:
-            best = {"bleu": bleu, "epoch": epoch, "state": {k: v.clone() for k, v in model.state_dict().items()}}
+            best = {"bleu": bleu, "epoch": epoch, "state": learned_state()}
         if checkpoint is not None:
             with atomic_path(checkpoint) as tmp:
-                torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                torch.save({"model": learned_state(), "optimizer": optimizer.state_dict(),
                             "numpy": rng.bit_generator.state, "torch": torch.get_rng_state(),
                             "history": history, "best": best, "epoch": epoch, "fingerprint": fingerprint,
                             "config": asdict(config), "model_config": asdict(model_config)}, tmp)
-    model.load_state_dict(best["state"])
+    model.load_state_dict({**model.state_dict(), **best["state"]})
     test_translations = translate(model, [vectors.ids(p.source) for p in test], target_words,
                                   config.max_length, config.beam_size)
     test_bleu, line, signature = corpus_bleu(test_translations, [p.reference for p in test])

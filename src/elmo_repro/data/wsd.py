@@ -32,10 +32,11 @@ class Instance:
 
     id: str
     sentence: int            # index into the data set's sentences
-    token: int               # index into that sentence's tokens
+    token: int               # index into that sentence's tokens: the target's first word
     lemma: str
     pos: str                 # one of POS
     senses: tuple[str, ...]  # gold WordNet 3.0 sense keys, at least one
+    n_words: int = 1         # a multi-word target ("made up", "greenhouse gases") spans several tokens
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,8 @@ def read_wsd_dataset(directory: str | Path, name: str | None = None) -> WSDDatas
         for node in sentence:
             if node.tag not in ("wf", "instance"):
                 continue
-            word = (node.text or "").strip()
-            if not word:
+            words = (node.text or "").split()      # a multi-word expression becomes its words
+            if not words:
                 raise InputError(xml_path, f"an empty word in sentence {sentence.get('id')}")
             if node.tag == "instance":
                 key = node.get("id", "")
@@ -107,8 +108,9 @@ def read_wsd_dataset(directory: str | Path, name: str | None = None) -> WSDDatas
                                      f"got lemma={lemma!r} pos={pos!r}")
                 if key not in gold:
                     raise InputError(gold_path, f"no gold sense for instance {key!r} of {xml_path.name}")
-                instances.append(Instance(key, len(sentences), len(tokens), lemma.lower(), pos, gold.pop(key)))
-            tokens.append(word)
+                instances.append(Instance(key, len(sentences), len(tokens), lemma.lower(), pos, gold.pop(key),
+                                          len(words)))
+            tokens.extend(words)
         if tokens:
             sentences.append(tokens)
     if gold:

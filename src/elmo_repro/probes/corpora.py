@@ -20,10 +20,24 @@ import torch
 from ..data.ptb_pos import TaggedSentence, bilm_word, iter_tagged_trees, split_documents
 from ..data.wsd import WSDDataset, read_wsd_dataset
 from ..elmo.features import read_all
+from ..io import InputError
 
 FEATURES_DIR = Path("data/features/probes")
 FIRST_LAYER = {"bilm": 0, "cove": 1}          # the layer number of a source's file index 0
 LAYER_NAMES = {"bilm": {0: "char layer"}, "cove": {}}
+
+
+def probe_source(params: dict[str, Any], source: str) -> dict[str, Any]:
+    """The ``probes.sources`` entry of ``source`` (``model``, ``layers``).
+
+    Raises:
+        InputError: no such entry (naming params.yaml and the key path).
+    """
+    entry = params["probes"]["sources"].get(source)
+    if entry is None:
+        raise InputError("params.yaml", f"probes.sources: no entry {source!r} (defined: "
+                         f"{', '.join(params['probes']['sources'])})")
+    return entry
 
 
 def layer_name(source: str, layer: int) -> str:

@@ -21,7 +21,7 @@ from ..io import InputError, iter_lines
 SS_TYPES = {"NOUN": ("1",), "VERB": ("2",), "ADJ": ("3", "5"), "ADV": ("4",)}
 N_SENSES_30 = 206_941          # lines of WordNet 3.0's index.sense
 INSTALL_HINT = ("run `bash setup.sh` (it installs WordNet 3.0 into external/wordnet-3.0) or set "
-                "probes.wsd.wordnet to a WordNet 3.0 dict directory")
+                "probes.wordnet to a WordNet 3.0 dict directory")
 
 
 def read_first_senses(directory: str | Path, check_version: bool = True) -> dict[tuple[str, str], str]:
