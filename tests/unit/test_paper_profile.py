@@ -47,4 +47,4 @@ def test_paper_hyperparameters():
 def test_token_budget_is_used_when_no_epochs_are_set():
     cfg = PretrainConfig.from_params(render("tiny")["pretrain"])
     assert cfg.epochs == 0
-    assert cfg.n_batches(123) == cfg.n_batches(10**9) == math.ceil(6_000_000 / (16 * 20)) == 18750
+    assert cfg.n_batches(123) == cfg.n_batches(10**9) == math.ceil(4_800_000 / (16 * 20)) == 15000
