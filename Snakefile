@@ -2,8 +2,9 @@
 # single source of truth, so the two cannot drift (tests/workflow/test_snakemake.py compares them).
 # A run family (train_<task>, train_<task>_elmo) becomes one rule per run in params.yaml's `runs`,
 # named <family>@<run id> like DVC's foreach stages, so adding a seed adds one job.
-#   snakemake --cores 2            # run the pipeline (params.yaml's profile)
-#   snakemake -n --forceall        # list every job
+#   snakemake --cores 2            # run the main job (params.yaml's profile), as `dvc repro`
+#   snakemake --cores 2 analysis   # run the analysis job, as `dvc repro analysis/dvc.yaml`
+#   snakemake -n --forceall        # list every job of the main job
 #   snakemake --profile workflow/profiles/slurm   # on a SLURM cluster (resources from the registry)
 # DVC-only features: persistent outputs (biLM checkpoints) are not declared here; the pretraining
 # stage resumes from models/bilm_checkpoints by itself either way.
@@ -14,10 +15,17 @@ configfile: "params.yaml"
 
 STAGES = expand(config)
 
-rule all:
+def job_outputs(job):
+    return [out for stage in STAGES if stage.job == job for out in stage.all_outs if out not in stage.persist]
+
+
+rule all:   # the main job (dvc.yaml)
     default_target: True
-    input:
-        [out for stage in STAGES for out in stage.all_outs if out not in stage.persist]
+    input: job_outputs("main")
+
+
+rule analysis:   # the analysis job (analysis/dvc.yaml): `snakemake --cores 2 analysis`
+    input: job_outputs("analysis")
 
 
 for stage in STAGES:

@@ -1,7 +1,7 @@
 """Stage features@<task>-<biLM>: ELMo features (all biLM layers) of every example of a task under
-one biLM, ``python -m stages.extract_features --features <task>-<biLM>``.
+one biLM, ``python -m stages.extract_features --features <task>-<biLM> --job <job>``.
 
-The key names an entry of the rendered params section ``elmo_features`` (one per (task, biLM)
+The key names an entry of the rendered params section ``elmo_features.<job>`` (one per (task, biLM)
 that some run reads): the biLM directory (``base``: ``bilm_source.path``, ``models/bilm`` trained
 by this pipeline or a directory with the released ELMo ``options.json`` + ``weights.hdf5``;
 ``finetuned``: ``models/finetuned/<task>``; ``cove``: ``models/cove``, CoVe's two MT-LSTM layers
@@ -22,28 +22,29 @@ from elmo_repro.data.examples import read_examples
 from elmo_repro.elmo.embedder import load_bilm
 from elmo_repro.elmo.features import write_features
 from elmo_repro.elmo.layer_source import feature_path
-from elmo_repro.experiments.specs import TASK_INFO
+from elmo_repro.experiments.tasks import TASKS
 from elmo_repro.io import InputError
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
 from stages import stage_args
 
 SPLITS = ("train", "dev", "test")
-SECTIONS = ["features", "elmo_features.${key}"]   # ${key}: the --features key
+SECTIONS = ["features", "elmo_features.${job}.${key}"]   # the --job and --features keys
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--features", required=True, help="a key of params elmo_features: <task>-<biLM>")
+    parser.add_argument("--features", required=True, help="a key of params elmo_features.<job>: <task>-<biLM>")
+    parser.add_argument("--job", default="main", help="the job whose features these are (main, analysis)")
     known, rest = parser.parse_known_args(argv)
     stage_args(__doc__, rest)
     params = load_params()
-    entry = params["elmo_features"].get(known.features)
+    entry = params["elmo_features"].get(known.job, {}).get(known.features)
     if entry is None:
-        raise InputError("params.yaml", f"elmo_features: no entry {known.features!r} (re-render with "
+        raise InputError("params.yaml", f"elmo_features.{known.job}: no entry {known.features!r} (re-render with "
                          "`python -m workflow.profile --refresh`)")
-    cfg, info = params["features"], TASK_INFO[entry["task"]]
-    sections = [section.replace("${key}", known.features) for section in SECTIONS]
+    cfg, info = params["features"], TASKS[entry["task"]]
+    sections = [section.replace("${job}", known.job).replace("${key}", known.features) for section in SECTIONS]
     with stage_run(f"features@{known.features}", params, sections) as run:
         if entry["bilm"] == "cove":
             encoder, vectors = load_cove(entry["model"])

@@ -24,7 +24,8 @@ from elmo_repro.bilm.evaluate import bilm_perplexity
 from elmo_repro.bilm.finetune import drop_held_out, finetuning_text, load_start
 from elmo_repro.bilm.train import PretrainConfig, pretrain, save_model
 from elmo_repro.data.examples import read_examples
-from elmo_repro.experiments.specs import TASK_INFO, TASKS, finetuned_dir
+from elmo_repro.experiments.specs import finetuned_dir
+from elmo_repro.experiments.tasks import TASKS
 from elmo_repro.io import write_json
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
@@ -41,7 +42,7 @@ def task_text(task: str, data_dir: str | Path | None = None) -> tuple[list[list[
     Raises:
         InputError: a missing or malformed examples file (file and line).
     """
-    info = TASK_INFO[task]
+    info = TASKS[task]
     root = Path(data_dir or info.data_dir)
     splits = {split: read_examples(root / f"{split}.jsonl", info.fields) for split in ("train", "dev", "test")}
     text = finetuning_text(splits["train"], info.fields)

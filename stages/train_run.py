@@ -1,9 +1,10 @@
 """Stage family train_<task>[_elmo]: one run of the matrix, ``python -m stages.train_run --run ID``.
 
-The run (task, ELMo spec, seed, training fraction) is ``runs.<family>.<ID>`` in params.yaml,
+The run (task, ELMo spec, seed, training fraction) is ``runs.<job>.<family>.<ID>`` in params.yaml,
 rendered from the table specs by ``python -m workflow.profile``. Reads the task's prepared data,
-the static word vectors ``tasks.<task>.vectors`` and, with ELMo, the task's cached biLM layers (read lazily); trains
-through the one trainer (``elmo_repro.training.trainer``) and writes ``results/runs/<ID>/``:
+the static word vectors ``tasks.<task>.vectors`` and, with ELMo, the task's cached biLM layers (read
+lazily); trains through the one trainer (``elmo_repro.training.trainer``) and writes
+``results/runs/<ID>/`` (a main-job run) or ``results/analysis/runs/<ID>/`` (an analysis-job run):
 
 * ``metrics.json``   dev and test values of the task's metrics (best dev epoch), flat
 * ``history.csv``    per epoch: training loss and dev metric (a DVC plot)
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from elmo_repro.console import log
 from elmo_repro.elmo.layer_source import cached_example_layers
-from elmo_repro.experiments.specs import RunSpec
+from elmo_repro.experiments.specs import RUNS_DIRS, RunSpec, find_run as find_in_runs
 from elmo_repro.io import InputError, atomic_open, atomic_path, write_json
 from elmo_repro.params import load_params
 from elmo_repro.tasks.base import SPLITS, get_task
@@ -34,19 +35,16 @@ from elmo_repro.training.trainer import train_run
 from elmo_repro.vectors import load_text_vectors
 from stages import stage_args
 
-RUNS_DIR = Path("results/runs")
-
-
-def find_run(params: dict, run_id: str) -> tuple[str, RunSpec]:
-    """The family and spec of ``run_id`` in ``params["runs"]``.
+def find_run(params: dict, run_id: str) -> tuple[str, str, RunSpec]:
+    """The job, family and spec of ``run_id`` in ``params["runs"]``.
 
     Raises:
-        InputError: no such run (the known ids of the family are not listed: there may be hundreds).
+        InputError: no such run (the known ids are not listed: there may be hundreds).
     """
-    for family, runs in params["runs"].items():
-        if run_id in runs:
-            return family, RunSpec.model_validate(runs[run_id])
-    raise InputError("params.yaml", f"runs: no run {run_id!r} (re-render with `python -m workflow.profile`)")
+    found = find_in_runs(params["runs"], run_id)
+    if found is None:
+        raise InputError("params.yaml", f"runs: no run {run_id!r} (re-render with `python -m workflow.profile`)")
+    return found
 
 
 def write_run(out: Path, spec: RunSpec, result) -> None:
@@ -76,9 +74,9 @@ def main(argv: list[str] | None = None) -> None:
     known, rest = parser.parse_known_args(argv)
     stage_args(__doc__, rest)
     params = load_params()
-    family, spec = find_run(params, known.run)
+    job, family, spec = find_run(params, known.run)
     task = get_task(spec.task)
-    sections = [f"runs.{family}.{spec.id}", f"tasks.{spec.task}"]
+    sections = [f"runs.{job}.{family}.{spec.id}", f"tasks.{spec.task}"]
     with stage_run(f"{family}@{spec.id}", params, sections) as run:
         run.set_tags({"run_id": spec.id, "task": spec.task, "elmo": spec.elmo_name, "seed": str(spec.seed),
                       "train_fraction": str(spec.train_fraction)})
@@ -90,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
                                                    len(data[split])) for split in SPLITS}
         result = train_run(task, spec, params["tasks"][spec.task], data, load_text_vectors(params["tasks"][spec.task]["vectors"]), layers,
                            log_metrics=lambda m, step: run.log_metrics(m, step=step))
-        write_run(RUNS_DIR / spec.id, spec, result)
+        write_run(Path(RUNS_DIRS[job]) / spec.id, spec, result)
         run.log_metrics({**{k: v for k, v in result.metrics.items()},
                          "train_seconds": sum(result.seconds)})
         metric = task.metric

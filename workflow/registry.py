@@ -17,7 +17,8 @@ from typing import Any
 # The one project import here: the mirror paths of the evaluation splits are declared beside their
 # readers (a plain constant, so rendering dvc.yaml needs no third-party package).
 from elmo_repro.data.eval_text import SPLIT_PATHS as EVAL_SPLIT_PATHS
-from elmo_repro.experiments.specs import TASK_INFO, family
+from elmo_repro.experiments.specs import JOBS, RUNS_DIRS, family
+from elmo_repro.experiments.tasks import TASKS
 
 from .imports import NOT_OUTPUT_CODE, code_deps
 
@@ -34,24 +35,12 @@ PKG = "src/elmo_repro"
 EVAL_MIRROR = [f"{MIRROR}/{path}" for path in EVAL_SPLIT_PATHS]
 # Training stages depend on the contamination report: they never run on a text that failed it.
 CONTAMINATION_REPORT = "results/metrics/contamination.json"
-RUNS_DIR = "results/runs"
 # Every stage depends on the params check, so a bad params.yaml fails before any other stage runs
 # (and before DVC deletes the outputs of the stages an edit made stale). Its report never changes.
 PARAMS_CHECK = "results/params_check.json"
 WHOLE_FILE = "params.yaml:"      # DVC: a params entry without keys tracks every key of the file
 
-# The data each task's runs read: prepared examples and the cached biLM layers, one directory per
-# biLM (declared beside the task in experiments.specs.TASK_INFO).
-TASK_DATA = {task: {"data": info.data_dir, "features": info.features_dir} for task, info in TASK_INFO.items()}
 PRETRAINED = "models/bilm"   # written by pretrain_bilm; its checkpoint (Adagrad state) beside it
-# How each task's examples are prepared from the mirror: stage, what it reads, its params.
-PREPARE = {
-    "ner": ("prepare_conll2003", [f"{MIRROR}/conll2003/eng.train", f"{MIRROR}/conll2003/eng.testa",
-                                  f"{MIRROR}/conll2003/eng.testb"], ["data"], []),
-    "sst5": ("prepare_sst5", [f"{MIRROR}/sst5/trees"], ["data", "tasks.sst5.data"],
-             ["results/metrics/sst5_data.json"]),
-    "snli": ("prepare_snli", [f"{MIRROR}/snli"], ["data", "tasks.snli.data"], ["results/metrics/snli_data.json"]),
-}
 
 
 @dataclass(frozen=True)
@@ -80,6 +69,7 @@ class Stage:
     # Cluster resources for Snakemake (SLURM profile workflow/profiles/slurm), sized for the paper
     # profile: gpu (count), mem_mb, runtime (minutes). DVC ignores them.
     resources: dict[str, int] = field(default_factory=lambda: {"mem_mb": 4000, "runtime": 60})
+    job: str = "main"   # main: dvc.yaml (`dvc repro`); analysis: analysis/dvc.yaml (JOB_FILES)
 
     @property
     def cmd(self) -> str:
@@ -99,20 +89,22 @@ class Stage:
         return [*self.outs, *self.committed, *self.metrics, *self.plots, *self.persist]
 
 
-def run_family(task: str, with_elmo: bool) -> Stage:
-    """The stages of a task's runs without ELMo (``train_<task>``) or on cached layers (``..._elmo``)."""
+def run_family(task: str, with_elmo: bool, job: str) -> Stage:
+    """The stages of a task's runs of one job without ELMo (``train_<task>``) or on cached layers
+    (``..._elmo``), writing ``<RUNS_DIRS[job]>/<run id>/``."""
     name = family(task, with_elmo)
-    out = f"{RUNS_DIR}/${{key}}"
+    out = f"{RUNS_DIRS[job]}/${{key}}"
     return Stage(
         name=name,
         module="train_run",
         args="--run ${key}",
-        foreach=f"runs.{name}",
+        foreach=f"runs.{job}.{name}",
+        job=job,
         code=[f"elmo_repro.tasks.{task}"],
         # with ELMo: the layers of the run's biLM (base or fine-tuned), ${item} being its run spec
-        deps=[TASK_DATA[task]["data"], f"${{tasks.{task}.vectors}}",
-              *([f"{TASK_DATA[task]['features']}/${{item.elmo.bilm}}"] if with_elmo else [])],
-        params=[f"runs.{name}.${{key}}", f"tasks.{task}"],
+        deps=[TASKS[task].data_dir, f"${{tasks.{task}.vectors}}",
+              *([f"{TASKS[task].features_dir}/${{item.elmo.bilm}}"] if with_elmo else [])],
+        params=[f"runs.{job}.{name}.${{key}}", f"tasks.{task}"],
         outs=[f"{out}/model.pt", f"{out}/predictions.json"],
         committed=[f"{out}/spec.json", f"{out}/scalar_mix.json"],
         metrics=[f"{out}/metrics.json"],
@@ -122,41 +114,48 @@ def run_family(task: str, with_elmo: bool) -> Stage:
 
 
 def prepare_stage(task: str) -> Stage:
-    """The task's examples from the mirror (``data/<dir>/{train,dev,test}.jsonl``)."""
-    name, deps, params, metrics = PREPARE[task]
-    return Stage(name=name, module=name, deps=deps, params=params, outs=[TASK_DATA[task]["data"]],
-                 metrics=metrics, threads=1, resources={"mem_mb": 4000, "runtime": 10})
+    """The task's examples from the mirror (``data/<dir>/{train,dev,test}.jsonl``), as declared."""
+    prepare = TASKS[task].prepare
+    return Stage(name=prepare.stage, module=prepare.stage, deps=[f"{MIRROR}/{path}" for path in prepare.inputs],
+                 params=list(prepare.params), outs=[TASKS[task].data_dir], metrics=list(prepare.metrics),
+                 threads=1, resources={"mem_mb": 4000, "runtime": 10})
 
 
-# Every biLM layer of every example of a task under one biLM (one HDF5 per split and token field),
-# once per (task, biLM) that some run reads: the rendered params section elmo_features, keyed
-# <task>-<biLM> (experiments.specs.render_elmo_features).
-FEATURES = Stage(
-    name="features",
-    module="extract_features",
-    args="--features ${key}",
-    foreach="elmo_features",
-    deps=["${item.model}", "${item.data}"],
-    params=["features", "elmo_features.${key}"],
-    outs=["${item.out}"],
-    resources={"gpu": 1, "mem_mb": 32000, "runtime": 240},
-)
+def features_stage(job: str) -> Stage:
+    """Every biLM layer of every example of a task under one biLM (one HDF5 per split and token
+    field), once per (task, biLM) that some run of ``job`` reads first: the rendered params section
+    ``elmo_features.<job>``, keyed ``<task>-<biLM>`` (experiments.specs.render_elmo_features)."""
+    return Stage(
+        name="features",
+        module="extract_features",
+        args=f"--features ${{key}} --job {job}",
+        foreach=f"elmo_features.{job}",
+        job=job,
+        deps=["${item.model}", "${item.data}"],
+        params=["features", f"elmo_features.{job}.${{key}}"],
+        outs=["${item.out}"],
+        resources={"gpu": 1, "mem_mb": 32000, "runtime": 240},
+    )
 
-# Domain fine-tuning (paper §3.4) of the pretrained biLM on a task's training text, once per task
-# whose runs read a fine-tuned biLM (the rendered params section finetune_tasks). The pretraining
-# checkpoint beside models/bilm supplies the Adagrad state; the stage checks it holds these weights.
-FINETUNE = Stage(
-    name="finetune",
-    module="finetune_bilm",
-    args="--task ${key}",
-    foreach="finetune_tasks",
-    deps=[BILM, "${item.data}", CONTAMINATION_REPORT],
-    params=["bilm_source", "pretrain", "finetune", "perplexity"],
-    outs=["${item.out}"],
-    persist=["models/finetune_checkpoints/${key}"],
-    metrics=["results/metrics/finetune/${key}.json"],
-    resources={"gpu": 1, "mem_mb": 32000, "runtime": 720},
-)
+
+def finetune_stage(job: str) -> Stage:
+    """Domain fine-tuning (paper §3.4) of the pretrained biLM on a task's training text, once per
+    task whose runs of ``job`` read a fine-tuned biLM first (the rendered params section
+    ``finetune_tasks.<job>``). The pretraining checkpoint beside models/bilm supplies the Adagrad
+    state; the stage checks it holds these weights."""
+    return Stage(
+        name="finetune",
+        module="finetune_bilm",
+        args="--task ${key}",
+        foreach=f"finetune_tasks.{job}",
+        job=job,
+        deps=[BILM, "${item.data}", CONTAMINATION_REPORT],
+        params=["bilm_source", "pretrain", "finetune", "perplexity"],
+        outs=["${item.out}"],
+        persist=["models/finetune_checkpoints/${key}"],
+        metrics=["results/metrics/finetune/${key}.json"],
+        resources={"gpu": 1, "mem_mb": 32000, "runtime": 720},
+    )
 
 
 # --- CoVe and the probes (paper §5.3, Tables 4-6) --------------------------------------------------
@@ -275,6 +274,37 @@ PROBE_STAGES = [
 ]
 
 
+MAIN_RUNS, ANALYSIS_RUNS = RUNS_DIRS["main"], RUNS_DIRS["analysis"]
+TABLES = "results/tables"
+
+
+def table_stage(name: str, deps: list[str], params: list[str], outs: list[str], job: str = "analysis") -> Stage:
+    """A view (``python -m stages.table --table NAME``): reads finished runs or probes, writes
+    ``results/tables/<outs>`` (kept in git); never trains. One stage per table, so each table is
+    rebuilt on its own (``dvc repro [analysis/dvc.yaml:]NAME``) and only from what it reads."""
+    return Stage(name=name, module="table", args=f"--table {name}", code=[f"elmo_repro.views.{name}"],
+                 deps=deps, params=["profile", *params], committed=[f"{TABLES}/{out}" for out in outs],
+                 threads=1, job=job, resources={"mem_mb": 2000, "runtime": 10})
+
+
+TABLE_STAGES = [
+    # the main job's Table 1: its runs and floors only (the control column is the analysis job's)
+    table_stage("table1", ["paper/table1.csv", "paper/perplexity.txt", MAIN_RUNS, "results/metrics/perplexity.json"],
+                ["tables.table1"], ["table1.md", "table1.csv", "table1.json"], job="main"),
+    # Table 1 again with its char-layer control column and the +ELMo vs control p-values
+    table_stage("table1_controls", ["paper/table1.csv", "paper/perplexity.txt", MAIN_RUNS, ANALYSIS_RUNS,
+                                    "results/metrics/perplexity.json"],
+                ["tables.table1", "tables.table1_controls"],
+                ["table1_controls.md", "table1_controls.csv", "table1_controls.json"]),
+    table_stage("finetuning", ["results/metrics/finetune", MAIN_RUNS, ANALYSIS_RUNS], ["tables.finetuning"],
+                ["finetuning.md", "finetuning.json"]),
+    table_stage("table4", ["results/probes/neighbours.json"], [], ["table4.md"]),
+    table_stage("table5", ["paper/table5.csv", "results/probes/wsd"], [], ["table5.md", "table5.json"]),
+    table_stage("table6", ["paper/table6.csv", "results/probes/pos"], [], ["table6.md", "table6.json"]),
+    table_stage("cove_table", ["results/cove/bleu.json", "results/metrics/multi30k_data.json"], [], ["cove.md"]),
+]
+
+
 def floor_stage(task: str) -> Stage:
     """The task's trivial baseline, scored like its runs (``results/runs/<task>-floor``)."""
     return Stage(
@@ -282,10 +312,10 @@ def floor_stage(task: str) -> Stage:
         module="floor",
         args=f"--task {task}",
         code=[f"elmo_repro.tasks.{task}"],
-        deps=[TASK_DATA[task]["data"]],
+        deps=[TASKS[task].data_dir],
         params=[],
-        outs=[f"{RUNS_DIR}/{task}-floor/predictions.json"],
-        metrics=[f"{RUNS_DIR}/{task}-floor/metrics.json"],
+        outs=[f"{MAIN_RUNS}/{task}-floor/predictions.json"],
+        metrics=[f"{MAIN_RUNS}/{task}-floor/metrics.json"],
         threads=1,
         resources={"mem_mb": 4000, "runtime": 10},
     )
@@ -360,23 +390,21 @@ STAGES: list[Stage] = [
         threads=1,  # gensim with one worker: bit-identical vectors
         resources={"mem_mb": 16000, "runtime": 240},
     ),
-    *(stage for task in TASK_DATA for stage in (prepare_stage(task), floor_stage(task))),
-    FINETUNE,
-    FEATURES,
-    *(stage for task in TASK_DATA for stage in (run_family(task, False), run_family(task, True))),
-    *COVE_STAGES,
-    *PROBE_STAGES,
-    Stage(
-        name="tables",
-        module="tables",
-        deps=["paper", RUNS_DIR, "results/metrics/perplexity.json", "results/metrics/finetune", "results/probes",
-              "results/cove/bleu.json", "results/metrics/multi30k_data.json"],
-        params=["tables"],
-        committed=["results/tables"],
-        threads=1,
-        resources={"mem_mb": 2000, "runtime": 10},
-    ),
+    *(stage for task in TASKS for stage in (prepare_stage(task), floor_stage(task))),
+    *(stage for job in JOBS for stage in (
+        finetune_stage(job), features_stage(job),
+        *(run_family(task, with_elmo, job) for task in TASKS for with_elmo in (False, True)))),
+    *(replace(stage, job="analysis") for stage in (*COVE_STAGES, *PROBE_STAGES)),
+    *TABLE_STAGES,
 ]
+# The pipeline file of each job: `dvc repro` builds dvc.yaml; `dvc repro analysis/dvc.yaml` the
+# analysis job, whose stages run in the repository root (wdir) and reuse the main job's outputs.
+JOB_FILES = {"main": "dvc.yaml", "analysis": "analysis/dvc.yaml"}
+
+
+def job_stages(job: str) -> list[Stage]:
+    """The stages (families unexpanded) of one job, in registry order."""
+    return [stage for stage in STAGES if stage.job == job]
 
 
 def resolve(path: str, params: dict) -> str:

@@ -14,12 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .experiments.specs import TASK_INFO, TASKS
+from .experiments.tasks import TASKS
 from .io import read_json
 from .tables import Run, _compare, _group
-
-TITLES = {"ner": "NER", "sst5": "SST-5", "snli": "SNLI"}
-
 
 def load_finetune_metrics(directory: str | Path) -> dict[str, dict[str, Any]]:
     """``results/metrics/finetune/<task>.json`` by task (the tasks that were fine-tuned)."""
@@ -34,12 +31,12 @@ def finetuning_rows(metrics: dict[str, dict[str, Any]], runs: list[Run], spec: d
     rows = []
     for task in (t for t in TASKS if t in metrics):
         m = metrics[task]
-        row: dict[str, Any] = {"task": TITLES.get(task, task), **m,
+        row: dict[str, Any] = {"task": TASKS[task].title, **m,
                                "dev_perplexity_change_percent":
                                    100.0 * (m["dev_perplexity_finetuned"] - m["dev_perplexity_base"])
                                    / m["dev_perplexity_base"]}
         if spec.get("runs"):
-            metric, seeds = TASK_INFO[task].metric, spec["runs"]["seeds"]
+            metric, seeds = TASKS[task].metric, spec["runs"]["seeds"]
             tuned = _group(runs, task, spec["finetuned"], seeds, metric)
             base = _group(runs, task, spec["base"], seeds, metric)
             row.update(metric=metric, split="test", finetuned=tuned, base=base,

@@ -23,7 +23,8 @@ from typing import Any
 import pandas as pd
 from scipy.stats import ttest_ind
 
-from .experiments.specs import NO_ELMO, TASK_INFO
+from .experiments.specs import NO_ELMO
+from .experiments.tasks import TASKS
 from .io import InputError, read_json, read_text
 
 STILL_LEARNING = "†"
@@ -42,15 +43,16 @@ class Run:
         return self.metrics.get("best_epoch") == self.metrics.get("epochs")
 
 
-def load_runs(runs_dir: str | Path) -> tuple[list[Run], dict[str, dict[str, float]]]:
-    """Every run under ``runs_dir`` (folders with ``spec.json`` and ``metrics.json``) and every
-    task's floor (``<task>-floor/metrics.json``), by task.
+def load_runs(*runs_dirs: str | Path) -> tuple[list[Run], dict[str, dict[str, float]]]:
+    """Every run under the ``runs_dirs`` (folders with ``spec.json`` and ``metrics.json``; a
+    missing directory holds none) and every task's floor (``<task>-floor/metrics.json``), by task.
 
     Raises:
         InputError: a run folder without its metrics (an interrupted or foreign folder).
     """
     runs, floors = [], {}
-    for folder in sorted(Path(runs_dir).iterdir()) if Path(runs_dir).is_dir() else []:
+    folders = [folder for runs_dir in map(Path, runs_dirs) if runs_dir.is_dir() for folder in runs_dir.iterdir()]
+    for folder in sorted(folders, key=lambda f: f.name):
         if folder.name.endswith("-floor"):
             floors[folder.name.removesuffix("-floor")] = read_json(folder / "metrics.json")
         elif (folder / "spec.json").is_file():
@@ -117,7 +119,7 @@ def table1_rows(paper: list[dict[str, str]], runs: list[Run], floors: dict[str, 
     rows = []
     for p in paper:
         task = p["task"]
-        metric = TASK_INFO[task].metric if task in TASK_INFO else None
+        metric = TASKS[task].metric if task in TASKS else None
         base = elmo = control = None
         if metric is not None:
             base = _group(runs, task, NO_ELMO, seeds, metric)
@@ -148,9 +150,10 @@ def _p(value: float | None) -> str:
 
 
 def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], paper_perplexity: str,
-                    profile: str, spec: dict[str, Any]) -> str:
+                    profile: str, spec: dict[str, Any], controls: bool = True) -> str:
     """Markdown in the layout of the paper's Table 1, then per-seed scores, the perplexity line
-    and caveats."""
+    and caveats. ``controls`` False: the view of the main job, whose runs hold no control (its
+    column says where it is filled)."""
     frame = pd.DataFrame([{
         "Task": r["task"],
         "Previous SOTA (paper)": f"{r['paper_previous_sota_system']} {r['paper_previous_sota']}"
@@ -178,7 +181,7 @@ def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], pape
             per_seed.append(f"- {r['task']} test per seed: " + "; ".join(parts))
     ppl = perplexity
     return "\n".join([
-        f"# Table 1 (profile `{profile}`)",
+        f"# Table 1{' with its char-layer control' if controls else ''} (profile `{profile}`)",
         "",
         "Test-set results; model selection on dev: CoNLL-2003 NER entity span F1 on eng.testb, selected "
         "on eng.testa; SST-5 sentence accuracy on test, selected on dev; SNLI accuracy on test, selected "
@@ -187,7 +190,10 @@ def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], pape
         f"({', '.join(map(str, spec['runs']['seeds']))}); — = not run yet. Floor: the task's trivial "
         "baseline scored by the same metric (NER: each token's most frequent training tag; SST-5 and "
         "SNLI: the training set's majority class). Char layer: "
-        "+ELMo with only the biLM's context-free layer 0 (a control: what ELMo adds without context). "
+        "+ELMo with only the biLM's context-free layer 0 (a control: what ELMo adds without context)"
+        + ("; its runs belong to the analysis job (`dvc repro analysis/dvc.yaml`), which writes this table "
+           "with the control column and its p-value filled as `results/tables/table1_controls.md`. "
+           if not controls else ". ") +
         "Relative increase = error reduction (+ELMo − baseline) / (100 − baseline). p: two-sided Welch "
         "t-test over seeds (p < 0.05: the difference exceeds seed noise). "
         f"{STILL_LEARNING} = best dev epoch was the last one (still improving when training stopped).",

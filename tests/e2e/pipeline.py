@@ -49,7 +49,8 @@ def smoke_copy(parent: Path) -> Path:
             shutil.copy2(source, repo / name)
     # Empty state. The params check's report goes too: Snakemake compares mtimes, and a copy of a
     # report newer than the schema (checked out or written later) would skip the check.
-    for path in ("dvc.lock", "results/tables", "results/contamination", "results/runs", "results/params_check.json",
+    for path in ("dvc.lock", "analysis/dvc.lock", "results/tables", "results/contamination", "results/runs",
+                 "results/analysis", "results/params_check.json",
                  "results/probes", "results/cove", "results/contamination_multi30k"):
         target = repo / path
         shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)

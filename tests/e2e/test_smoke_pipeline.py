@@ -21,7 +21,8 @@ def stale_stages(repo: Path) -> tuple[set[str], set[str]]:
     because it only compares each stage with its own recorded deps. The params check re-runs on
     every params edit but writes the same report, so nothing downstream of it re-runs.
     """
-    changed = set(json.loads(run(["dvc", "status", "--json"], repo) or "{}"))
+    # every pipeline file's stages; analysis/dvc.yaml's are named "analysis/dvc.yaml:<stage>"
+    changed = {name.split(":", 1)[-1] for name in json.loads(run(["dvc", "status", "--json"], repo) or "{}")}
     stages = expand(yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8")))
     stale, grew = set(changed), True
     while grew:
@@ -41,21 +42,29 @@ RUNS = {f"{task}-{elmo}-s0" for task in TASK_ROWS for elmo in ("baseline", "elmo
 
 def test_table_has_the_task_rows_and_perplexity(smoke_repo):
     table = json.loads((smoke_repo / "results/tables/table1.json").read_text())
+    controls = json.loads((smoke_repo / "results/tables/table1_controls.json").read_text())
     assert table["profile"] == "smoke"
     assert [r["task"] for r in table["rows"]] == ["SQuAD", "SNLI", "SRL", "Coref", "NER", "SST-5"]
     for task, index in TASK_ROWS.items():
-        row = table["rows"][index]
-        for key in ("baseline", "elmo", "control"):
+        row, full = table["rows"][index], controls["rows"][index]
+        for key in ("baseline", "elmo"):
             assert 0.0 < row[key]["mean"] <= 100.0 and list(row[key]["per_seed"]) == ["0"]
+            assert full[key] == row[key]                           # the same runs in both views
         assert 0.0 < row["floor"] < 100.0
-        assert {r for key in ("baseline", "elmo", "control") for r in row[key]["runs"]} == {
+        # the main job's table reads the main job's runs: its control column is the analysis job's
+        assert row["control"] is None and 0.0 < full["control"]["mean"] <= 100.0
+        assert {r for key in ("baseline", "elmo", "control") for r in full[key]["runs"]} == {
             f"{task}-{elmo}-s0" for elmo in ("baseline", "elmo", "char_layer")}
+        assert (smoke_repo / "results/analysis/runs" / f"{task}-char_layer-s0/metrics.json").is_file()
+        assert not (smoke_repo / "results/runs" / f"{task}-char_layer-s0").exists()
     assert table["rows"][0]["baseline"] is None                    # SQuAD: no runs yet
     ppl = table["perplexity"]
     assert ppl["perplexity"] < ppl["unigram_perplexity"], "the biLM must beat the unigram model"
     assert ppl["heldout_tokens"] <= 5000
     markdown = (smoke_repo / "results/tables/table1.md").read_text()
-    assert "| NER" in markdown and "Not comparable" in markdown
+    assert "| NER" in markdown and "Not comparable" in markdown and "table1_controls.md" in markdown
+    for name in ("table4.md", "table5.md", "table6.md", "cove.md", "finetuning.md"):   # the analysis job's views
+        assert (smoke_repo / "results/tables" / name).stat().st_size > 0, name
 
 
 def test_every_stage_logged_an_mlflow_run(smoke_repo):
@@ -90,8 +99,9 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
                        "probe_features@bilm", "probe_features@cove", "neighbours"}
     all_elmo_runs = {f"train_{task}_elmo@{task}-{elmo}-s0" for task in TASK_ROWS for elmo in ("elmo", "char_layer")}
     probes = {f"{probe}@{source}" for probe in ("probe_wsd", "probe_pos") for source in ("bilm", "cove")}
-    # the baselines, CoVe's training and the probes' baselines need no biLM
-    assert stale == changed | all_elmo_runs | probes | {"tables"}
+    # the baselines, CoVe's training and the probes' baselines need no biLM (nor does CoVe's table)
+    run_tables = {"table1", "table1_controls", "finetuning"}
+    assert stale == changed | all_elmo_runs | probes | run_tables | {"table4", "table5", "table6"}
     elmo_runs = {"train_ner_elmo@ner-elmo-s0", "train_ner_elmo@ner-char_layer-s0"}
     lstm.write_text(original)
     params_file = smoke_repo / "params.yaml"
@@ -108,17 +118,22 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
 
     # one task's parameters: that task's runs only
     ner_runs = {"train_ner@ner-baseline-s0", *elmo_runs}
-    assert edited(lambda p: p["tasks"]["ner"]["model"].update(lstm_hidden=33)) == (ner_runs, ner_runs | {"tables"})
+    assert edited(lambda p: p["tasks"]["ner"]["model"].update(lstm_hidden=33)) == (ner_runs, ner_runs | run_tables)
     # an ELMo spec: the runs that use it
     elmo_spec_runs = {f"train_{task}_elmo@{task}-elmo-s0" for task in TASK_ROWS}
     assert edited(lambda p: p["elmo_specs"]["elmo"].update(l2_coef=0.01)) == (
-        elmo_spec_runs, elmo_spec_runs | {"tables"})
-    # a seed more: one new job per (task, ELMo spec) of the table, and the table
+        elmo_spec_runs, elmo_spec_runs | run_tables)
+    # a seed more: one new job per (task, ELMo spec) of the tables, and the tables
     new = {f"train_{task}@{task}-baseline-s1" for task in TASK_ROWS} | {
         f"train_{task}_elmo@{task}-{elmo}-s1" for task in TASK_ROWS for elmo in ("elmo", "char_layer")}
-    assert edited(lambda p: p["tables"]["table1"]["runs"].update(seeds=[0, 1])) == (new | {"tables"}, new | {"tables"})
+
+    def more_seeds(p):
+        for table in ("table1", "table1_controls"):
+            p["tables"][table]["runs"].update(seeds=[0, 1])
+    table1_views = {"table1", "table1_controls"}                   # the views that read tables.table1
+    assert edited(more_seeds) == (new | table1_views, new | run_tables)
     # the table's layout: no training
-    assert edited(lambda p: p["tables"]["table1"].update(control=None)) == ({"tables"}, {"tables"})
+    assert edited(lambda p: p["tables"]["table1"].update(control=None)) == (table1_views, table1_views)
     params_file.write_text(original_params)
     assert stale_stages(smoke_repo) == (set(), set())
 
@@ -158,7 +173,7 @@ def test_dvc_exp_run_with_a_wrong_type_fails_with_its_key_path(smoke_repo):
 
 def test_launcher_makes_stage_runs_children_of_one_pipeline_run(smoke_repo):
     table = (smoke_repo / "results/tables/table1.md").read_bytes()
-    run(["python", "-m", "workflow.launch", "dvc", "repro", "--force", "--single-item", "tables"], smoke_repo)
+    run(["python", "-m", "workflow.launch", "dvc", "repro", "--force", "--single-item", "table1"], smoke_repo)
     assert (smoke_repo / "results/tables/table1.md").read_bytes() == table
     with sqlite3.connect(smoke_repo / "mlflow.db") as db:
         (parent, status), = db.execute(
@@ -167,14 +182,14 @@ def test_launcher_makes_stage_runs_children_of_one_pipeline_run(smoke_repo):
         assert status == "FINISHED"
         # the collapsed row tells what ran; the experiment opens on its runs table in MLflow 3's UI
         (name,), = db.execute("SELECT name FROM runs WHERE run_uuid = ?", (parent,)).fetchall()
-        assert name == "pipeline: dvc repro --force --single-item tables (smoke)"
+        assert name == "pipeline: dvc repro --force --single-item table1 (smoke)"
         assert db.execute("SELECT t.value FROM experiment_tags t JOIN experiments e ON t.experiment_id = "
                           "e.experiment_id WHERE e.name = 'elmo-repro' AND t.key = 'mlflow.experimentKind'"
                           ).fetchall() == [("custom_model_development",)]
         children = db.execute("SELECT t.value FROM tags t JOIN tags p ON t.run_uuid = p.run_uuid "
                               "WHERE t.key = 'stage' AND p.key = 'mlflow.parentRunId' AND p.value = ?",
                               (parent,)).fetchall()
-        assert children == [("tables",)]
+        assert children == [("table1",)]
     (artifact,) = (smoke_repo / "mlruns").glob(f"**/{parent}/artifacts/table1.md")
     assert artifact.read_bytes() == table
 

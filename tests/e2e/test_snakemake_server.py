@@ -68,13 +68,13 @@ def mlflow_server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def snakemake_repo(tmp_path_factory, mlflow_server) -> Path:
     repo = smoke_copy(tmp_path_factory.mktemp("snakemake"))
-    run(["python", "-m", "workflow.launch", "snakemake", "--cores", "2"], repo,
+    run(["python", "-m", "workflow.launch", "snakemake", "--cores", "2", "all", "analysis"], repo,
         MLFLOW_TRACKING_URI=mlflow_server)
     return repo
 
 
 def test_snakemake_table_is_byte_identical_to_dvc(snakemake_repo, smoke_repo):
-    for name in ("table1.md", "table1.csv"):
+    for name in ("table1.md", "table1.csv", "table1_controls.md", "table5.md", "table6.md", "cove.md"):
         assert (snakemake_repo / "results/tables" / name).read_bytes() == \
             (smoke_repo / "results/tables" / name).read_bytes(), name
 
@@ -86,7 +86,7 @@ def test_parent_and_child_runs_read_back_through_the_rest_api(snakemake_repo, ml
         "experiment_ids": ids, "filter": "tags.runner = 'snakemake'"})["runs"]
     assert parent["info"]["status"] == "FINISHED"
     tags = {t["key"]: t["value"] for t in parent["data"]["tags"]}
-    assert tags["command"] == "snakemake --cores 2" and tags["profile"] == "smoke"
+    assert tags["command"] == "snakemake --cores 2 all analysis" and tags["profile"] == "smoke"
     children = rest(mlflow_server, "runs/search", {
         "experiment_ids": ids, "max_results": 1000,
         "filter": f"tags.mlflow.parentRunId = '{parent['info']['run_id']}'"})["runs"]

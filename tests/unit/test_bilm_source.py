@@ -32,7 +32,7 @@ def stage_dir(tmp_path, monkeypatch):
 
     @contextlib.contextmanager
     def fake_stage_run(name, params, sections):
-        assert sections == ["features", "elmo_features.ner-base"]
+        assert sections == ["features", "elmo_features.main.ner-base"]
 
         class Run:
             def log_metrics(self, metrics, step=None):
@@ -47,8 +47,8 @@ def stage_dir(tmp_path, monkeypatch):
 def _params(model: Path) -> dict:
     """What the stage reads: the features section and its rendered elmo_features entry."""
     return {"features": {"batch_size": 8, "dtype": "float32"},
-            "elmo_features": {"ner-base": {"task": "ner", "bilm": "base", "model": str(model),
-                                           "data": "data/conll2003", "out": "data/features/conll2003/base"}}}
+            "elmo_features": {"main": {"ner-base": {"task": "ner", "bilm": "base", "model": str(model),
+                                                    "data": "data/conll2003", "out": "data/features/conll2003/base"}}}}
 
 
 def test_features_from_released_weights(stage_dir, monkeypatch):

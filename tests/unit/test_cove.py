@@ -194,10 +194,10 @@ def test_cove_is_a_layer_source_for_task_runs(tmp_path):
     from elmo_repro.elmo.layer_source import CachedLayers
     from elmo_repro.experiments.specs import ElmoSpec, render_elmo_features
 
-    runs = {"train_ner_elmo": {"ner-cove-s0": {"task": "ner", "elmo": {"bilm": "cove"}}}}
-    assert render_elmo_features(runs, "models/bilm") == {"ner-cove": {
+    runs = {"analysis": {"train_ner_elmo": {"ner-cove-s0": {"task": "ner", "elmo": {"bilm": "cove"}}}}}
+    assert render_elmo_features(runs, "models/bilm") == {"main": {}, "analysis": {"ner-cove": {
         "task": "ner", "bilm": "cove", "model": "models/cove", "data": "data/conll2003",
-        "out": "data/features/conll2003/cove"}}
+        "out": "data/features/conll2003/cove"}}}
     model = tiny_model()
     vectors = SourceVectors([f"w{i}" for i in range(11)], model.encoder.embedding.weight[1:].numpy())
     write_cove_features(tmp_path / "train.hdf5", model.encoder, vectors, [["w1", "w2"], ["w3"]], dtype="float32")

@@ -117,18 +117,23 @@ def test_without_the_matching_checkpoint_the_accumulators_start_afresh(pretraine
 
 
 def test_the_profiles_fine_tune_what_their_runs_read():
+    from elmo_repro.experiments.tasks import TASKS
     from workflow.profile import render
     tiny, ablations = render("tiny"), render("ablations")
-    assert set(tiny["finetune_tasks"]) == {"ner", "sst5", "snli"}
-    assert set(tiny["elmo_features"]) == {"ner-finetuned", "sst5-finetuned", "snli-finetuned"}
-    assert all(spec["elmo"]["bilm"] == "finetuned" for fam, items in tiny["runs"].items() if fam.endswith("_elmo")
-               for spec in items.values())
-    # the ablations profile adds the same +ELMo runs on the base biLM, same seeds
-    assert set(ablations["elmo_features"]) == set(tiny["elmo_features"]) | {"ner-base", "sst5-base", "snli-base"}
-    base_runs = {rid for items in ablations["runs"].values() for rid, spec in items.items()
+    # the main job fine-tunes every task and extracts its layers once; the analysis job reuses them
+    assert tiny["finetune_tasks"] == {"main": {t: {"data": TASKS[t].data_dir, "out": f"models/finetuned/{t}"}
+                                               for t in ("ner", "snli", "sst5")}, "analysis": {}}
+    assert set(tiny["elmo_features"]["main"]) == {"ner-finetuned", "sst5-finetuned", "snli-finetuned"}
+    assert tiny["elmo_features"]["analysis"] == {}
+    assert all(spec["elmo"]["bilm"] == "finetuned" for job in tiny["runs"].values() for fam, items in job.items()
+               if fam.endswith("_elmo") for spec in items.values())
+    # the ablations profile adds the same +ELMo runs on the base biLM, same seeds, in the analysis job
+    assert ablations["elmo_features"]["main"] == tiny["elmo_features"]["main"]
+    assert set(ablations["elmo_features"]["analysis"]) == {"ner-base", "sst5-base", "snli-base"}
+    base_runs = {rid for items in ablations["runs"]["analysis"].values() for rid, spec in items.items()
                  if spec["elmo_name"] == "elmo_base"}
     assert base_runs == {f"{t}-elmo_base-s{s}" for t in ("ner", "sst5", "snli") for s in (0, 1, 2)}
-    assert json.dumps(ablations["elmo_features"]["ner-base"]) == json.dumps(
+    assert json.dumps(ablations["elmo_features"]["analysis"]["ner-base"]) == json.dumps(
         {"task": "ner", "bilm": "base", "model": "models/bilm", "data": "data/conll2003",
          "out": "data/features/conll2003/base"})
 

@@ -29,8 +29,9 @@ ELMO_SPECS = {
     "elmo": {"placement": "paper", "mix": "learned", "l2_coef": 0.001, "dropout": 0.5, "layer_norm": False},
     "char_layer": {"placement": "paper", "mix": "fixed", "layer": 0, "dropout": 0.5},
 }
-TABLES = {"table1": {"runs": {"tasks": ["ner"], "elmo": [NO_ELMO, "elmo", "char_layer"], "seeds": [0, 1, 2]},
-                     "elmo": "elmo", "control": "char_layer"}}
+TABLES = {"table1": {"runs": {"tasks": ["ner"], "elmo": [NO_ELMO, "elmo"], "seeds": [0, 1, 2]},
+                     "elmo": "elmo", "control": "char_layer"},
+          "table1_controls": {"runs": {"tasks": ["ner"], "elmo": ["char_layer"], "seeds": [0, 1, 2]}}}
 
 
 def _valid() -> dict:
@@ -173,7 +174,7 @@ def test_table_lists_unknown_task(params):
 
 def test_unknown_table(params):
     params["tables"]["table9"] = {}
-    assert _error(params) == "params.yaml: tables.table9: unknown table; did you mean table1? (known: table1, finetuning)"
+    assert _error(params) == "params.yaml: tables.table9: unknown table; did you mean table1? (known: table1, table1_controls, finetuning)"
 
 
 def test_unknown_placement(params):
@@ -200,15 +201,20 @@ def test_elmo_spec_names(params, name):
 
 def test_table_references_unknown_elmo_spec(params):
     params["tables"]["table1"]["runs"]["elmo"].append("elmo_big")
-    assert _error(params) == "params.yaml: tables.table1.runs.elmo[3]: unknown ELMo spec 'elmo_big'; did you mean elmo?"
-    params["tables"]["table1"]["runs"]["elmo"][3] = "zzz"
+    assert _error(params) == "params.yaml: tables.table1.runs.elmo[2]: unknown ELMo spec 'elmo_big'; did you mean elmo?"
+    params["tables"]["table1"]["runs"]["elmo"][2] = "zzz"
     assert _error(params).endswith(f"unknown ELMo spec 'zzz'; defined: {NO_ELMO}, elmo, char_layer")
 
 
 def test_table1_columns_must_be_listed(params):
-    params["tables"]["table1"]["runs"]["elmo"] = [NO_ELMO, "elmo"]
+    params["tables"]["table1"]["runs"]["elmo"] = [NO_ELMO]
     params["runs"] = render_runs(params["tables"], params["elmo_specs"])
-    assert _error(params) == "params.yaml: tables.table1.control: 'char_layer' is not listed in runs.elmo"
+    assert _error(params) == "params.yaml: tables.table1.elmo: 'elmo' is not listed in runs.elmo"
+    params["tables"]["table1"]["runs"]["elmo"] = [NO_ELMO, "elmo"]
+    params["tables"]["table1_controls"]["runs"]["elmo"] = ["elmo"]      # the control column's runs
+    params["runs"] = render_runs(params["tables"], params["elmo_specs"])
+    assert _error(params) == ("params.yaml: tables.table1.control: 'char_layer' is not listed in "
+                              "tables.table1_controls.runs.elmo (the control column's runs)")
     params["tables"]["table1"]["control"] = None
     validate_params(params)
     params["tables"]["table1"]["elmo"] = NO_ELMO
@@ -220,26 +226,26 @@ def test_table1_columns_must_be_listed(params):
 def test_stale_runs(params):
     params["tables"]["table1"]["runs"]["seeds"].append(3)
     assert _error(params) == (f"params.yaml: runs: out of date with tables/elmo_specs; {REFRESH} "
-                              f"(runs.train_ner.ner-{NO_ELMO}-s3: missing)")
+                              f"(runs.main.train_ner.ner-{NO_ELMO}-s3: missing)")
     params = _valid()
     params["elmo_specs"]["elmo"]["l2_coef"] = 0.01
-    assert _error(params).endswith("(runs.train_ner_elmo.ner-elmo-s0: differs from its rendering)")
+    assert _error(params).endswith("(runs.main.train_ner_elmo.ner-elmo-s0: differs from its rendering)")
     params = _valid()
     params["tables"]["table1"]["runs"]["seeds"] = [0]
-    assert _error(params).endswith(f"(runs.train_ner.ner-{NO_ELMO}-s1: no table lists it)")
+    assert _error(params).endswith(f"(runs.main.train_ner.ner-{NO_ELMO}-s1: no table lists it)")
     params = _valid()
-    params["runs"]["train_pos"] = {}
-    assert _error(params).endswith("(runs.train_pos: no table lists it)")
+    params["runs"]["main"]["train_pos"] = {}
+    assert _error(params).endswith("(runs.main.train_pos: no table lists it)")
 
 
 def test_bad_run_entry_names_its_path(params):
-    run = params["runs"]["train_ner"][f"ner-{NO_ELMO}-s0"]
+    run = params["runs"]["main"]["train_ner"][f"ner-{NO_ELMO}-s0"]
     run["seed"] = -1
-    assert _error(params) == (f"params.yaml: runs.train_ner.ner-{NO_ELMO}-s0.seed: "
+    assert _error(params) == (f"params.yaml: runs.main.train_ner.ner-{NO_ELMO}-s0.seed: "
                               "Input should be greater than or equal to 0 (got -1)")
     run["seed"] = 0
-    params["runs"]["train_ner_elmo"]["ner-elmo-s0"]["elmo"]["mixx"] = 1
-    assert _error(params) == "params.yaml: runs.train_ner_elmo.ner-elmo-s0.elmo.mixx: unknown key; did you mean mix?"
+    params["runs"]["main"]["train_ner_elmo"]["ner-elmo-s0"]["elmo"]["mixx"] = 1
+    assert _error(params) == "params.yaml: runs.main.train_ner_elmo.ner-elmo-s0.elmo.mixx: unknown key; did you mean mix?"
 
 
 def test_section_not_a_mapping(params):

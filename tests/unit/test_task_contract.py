@@ -149,7 +149,7 @@ def test_run_stage_writes_the_run_folder(name, tmp_path, monkeypatch):
         assert isinstance(torch.load(out / "model.pt"), dict)
     (base_name, base_sections, base_run), (char_name, _, char_run) = runs
     assert base_name == f"train_{name}@{name}-baseline-s0" and char_name == f"train_{name}_elmo@{name}-char_layer-s0"
-    assert base_sections == [f"runs.train_{name}.{name}-baseline-s0", f"tasks.{name}"]
+    assert base_sections == [f"runs.main.train_{name}.{name}-baseline-s0", f"tasks.{name}"]
     assert base_run.tags["run_id"] == f"{name}-baseline-s0"
     mix = json.loads((Path("results/runs") / f"{name}-char_layer-s0" / "scalar_mix.json").read_text())
     assert mix["input"]["s"] == [1.0, 0.0, 0.0]                  # layer 0 only; gamma still learned

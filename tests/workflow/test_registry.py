@@ -6,14 +6,41 @@ from pathlib import Path
 import yaml
 
 from workflow import profile, render
-from workflow.registry import NOT_OUTPUT_CODE, STAGES, TASK_DATA, expand
+from elmo_repro.experiments.specs import JOBS, RUNS_DIRS
+from elmo_repro.experiments.tasks import TASKS
+from workflow.registry import JOB_FILES, NOT_OUTPUT_CODE, STAGES, expand, job_stages
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
 
 
-def test_dvc_yaml_is_the_render_of_the_registry():
-    assert (ROOT / "dvc.yaml").read_text(encoding="utf-8") == render.render_dvc()
+def test_each_jobs_pipeline_file_is_the_render_of_the_registry():
+    assert JOB_FILES == {"main": "dvc.yaml", "analysis": "analysis/dvc.yaml"}
+    for job, name in JOB_FILES.items():
+        assert (ROOT / name).read_text(encoding="utf-8") == render.render_dvc(job), name
+    assert render.main(["--check"]) == 0
+
+
+def test_the_main_job_is_table1_and_the_analysis_job_everything_else():
+    main = {s.name for s in job_stages("main")}
+    analysis = {s.name for s in job_stages("analysis")}
+    assert {"pretrain_bilm", "perplexity", "finetune", "features", "table1", "train_ner", "train_ner_elmo"} <= main
+    assert {"train_cove", "probe_wsd", "table1_controls", "table4", "table5", "table6", "cove_table",
+            "finetuning", "train_ner_elmo"} <= analysis
+    # Table 1's runs are the main job's; its char-layer control runs the analysis job's
+    assert {rid for fam in PARAMS["runs"]["main"].values() for rid in fam} == {
+        f"{task}-{elmo}-s{seed}" for task in TASKS for elmo in ("baseline", "elmo") for seed in (0, 1, 2)}
+    assert {rid for fam in PARAMS["runs"]["analysis"].values() for rid in fam} == {
+        f"{task}-char_layer-s{seed}" for task in TASKS for seed in (0, 1, 2)}
+    # the main job's table reads the main job's runs only, so `dvc repro` never trains an analysis run
+    table1 = next(s for s in STAGES if s.name == "table1")
+    assert RUNS_DIRS["main"] in table1.deps and RUNS_DIRS["analysis"] not in table1.deps
+    concrete = expand(PARAMS)
+    analysis_outs = {out for s in concrete if s.job == "analysis" for out in s.all_outs}
+    for stage in (s for s in concrete if s.job == "main"):
+        for dep in stage.all_deps:
+            assert not any(dep == o or dep.startswith(o + "/") or o.startswith(dep + "/") for o in analysis_outs), (
+                stage.name, dep)
 
 
 def test_committed_params_are_the_tiny_profile():
@@ -24,19 +51,19 @@ def test_committed_params_are_the_tiny_profile():
 def test_every_stage_reads_exactly_its_declared_sections():
     for stage in STAGES:
         assert (ROOT / "stages" / f"{stage.module}.py").is_file()
-        if stage.module in ("train_run", "floor", "check_params"):   # per run, per task, whole file
+        if stage.module in ("train_run", "floor", "check_params", "table"):   # per run, task, table; whole file
             continue
         module = importlib.import_module(f"stages.{stage.module}")
-        assert module.SECTIONS == stage.params, stage.name
+        assert [section.replace("${job}", stage.job) for section in module.SECTIONS] == stage.params, stage.name
 
 
 def test_every_task_has_a_floor_and_both_run_families():
     names = {s.name for s in STAGES}
-    for task in TASK_DATA:
-        assert {f"floor_{task}", f"train_{task}", f"train_{task}_elmo"} <= names
+    for task in TASKS:
+        assert {f"floor_{task}", f"train_{task}", f"train_{task}_elmo", TASKS[task].prepare.stage} <= names
         family = next(s for s in STAGES if s.name == f"train_{task}")
-        assert family.foreach == f"runs.train_{task}" and family.params == [f"runs.train_{task}.${{key}}",
-                                                                               f"tasks.{task}"]
+        assert family.foreach == f"runs.main.train_{task}" and family.params == [
+            f"runs.main.train_{task}.${{key}}", f"tasks.{task}"]
         # the task's own package (imported by name at run time) is a dependency; no other task's is
         assert any(d.startswith(f"src/elmo_repro/tasks/{task}/") for d in family.all_deps)
         # (shared modules directly under tasks/ are allowed: base, word_embeddings, classification)
@@ -47,10 +74,12 @@ def test_every_task_has_a_floor_and_both_run_families():
 
 def test_families_expand_to_one_stage_per_run():
     concrete = {s.name: s for s in expand(PARAMS)}
-    for family, runs in PARAMS["runs"].items():
-        for run_id in runs:
-            stage = concrete[f"{family}@{run_id}"]
-            assert stage.cmd.endswith(f"--run {run_id}") and f"results/runs/{run_id}/metrics.json" in stage.metrics
+    for job in JOBS:
+        for family, runs in PARAMS["runs"][job].items():
+            for run_id in runs:
+                stage = concrete[f"{family}@{run_id}"]
+                assert stage.job == job and stage.cmd.endswith(f"--run {run_id}")
+                assert f"{RUNS_DIRS[job]}/{run_id}/metrics.json" in stage.metrics
     assert not any("${" in out for s in concrete.values() for out in s.all_outs)
 
 
@@ -60,7 +89,7 @@ def test_test_only_and_logging_modules_are_no_dependency():
         assert "src/elmo_repro/bilm/reference.py" not in deps, stage.name
         assert not set(NOT_OUTPUT_CODE) & set(deps), stage.name
         # validation changes no output: only the params check (whose job it is) depends on it
-        assert ("src/elmo_repro/schema.py" in deps) == (stage.name == "check_params"), stage.name
+        assert any(d.startswith("src/elmo_repro/schema/") for d in deps) == (stage.name == "check_params"), stage.name
 
 
 def test_code_dependencies_exist():
@@ -103,9 +132,15 @@ def test_profiles_override_only_known_keys():
         assert set(rendered["tables"]) == set(base["tables"]), name     # a table's optional fields: the schema's
         assert keys({k: v for k, v in rendered.items() if k not in fixed}) == keys(
             {k: v for k, v in base.items() if k not in fixed}), name
-        for section in named:
+        for section in ("elmo_specs",):
             assert entry_keys(rendered[section]) <= entry_keys(base[section]), (name, section)
-        assert set(rendered["runs"]) == set(base["runs"]), name                 # the same families
+        for section in ("elmo_features", "finetune_tasks"):                   # per job
+            assert set(rendered[section]) == set(JOBS), (name, section)
+            entries = {key: e for job in JOBS for key, e in rendered[section][job].items()}
+            assert entry_keys(entries) <= entry_keys({k: e for job in JOBS for k, e in base[section][job].items()}), (
+                name, section)
+        assert {job: set(fams) for job, fams in rendered["runs"].items()} == {
+            job: set(fams) for job, fams in base["runs"].items()}, name           # the same jobs and families
 
 
 def _local_imports(path: Path, seen: set[Path]) -> set[Path]:
@@ -151,5 +186,5 @@ def test_refresh_re_renders_the_runs_of_an_edited_params_file(tmp_path):
         assert "runs: out of date" in str(err) and "ner-baseline-s7: missing" in str(err)
     assert profile.main(["--refresh", "--output", str(path)]) == 0
     refreshed = load_params(path)
-    assert set(refreshed["runs"]["train_ner"]) == {"ner-baseline-s0", "ner-baseline-s7"}
+    assert set(refreshed["runs"]["main"]["train_ner"]) == {"ner-baseline-s0", "ner-baseline-s7"}
     assert refreshed["tables"] == params["tables"] and refreshed["profile"] == "smoke"

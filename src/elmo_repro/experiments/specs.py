@@ -3,60 +3,44 @@
 A run is (task, ELMo spec, seed, training fraction) and is one DVC stage instance, one Snakemake
 job and one MLflow run. Profiles name ELMo specs (``elmo_specs``) and list, per table, which runs
 that table reads (``tables``); :func:`render_runs` turns them into the ``runs`` section of
-``params.yaml``, grouped in stage families (``train_<task>`` without ELMo, ``train_<task>_elmo``
-with cached ELMo layers), so a run shared by two tables is trained once and a sparse table never
-becomes a Cartesian product nobody reads.
+``params.yaml``, grouped by job (the main job's Table 1, the analysis job's comparisons) and in
+stage families (``train_<task>`` without ELMo, ``train_<task>_elmo`` with cached ELMo layers), so a
+run shared by two tables is trained once and a sparse table never becomes a Cartesian product
+nobody reads.
 
-This module imports only pydantic, so the workflow (dvc.yaml rendering, the Snakefile) can use it
-without torch.
+This module imports only pydantic (tasks are declared in :mod:`.tasks`), so the workflow (dvc.yaml
+rendering, the Snakefile) can use it without torch.
 """
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-class TaskInfo(NamedTuple):
-    """What the workflow and the tables know of a task without importing its code (torch)."""
+from .strict import Strict
+from .tasks import TASKS
 
-    placement: str        # where the paper adds ELMo (§3.3, Table 3); "paper" placements resolve to it
-    metric: str           # the primary metric: metrics.json holds dev_<metric> and test_<metric>
-    data_dir: str         # the prepared examples, data/<dir>/{train,dev,test}.jsonl (a stage output)
-    features_dir: str     # the cached biLM layers of those examples: <features_dir>/<biLM>/, one HDF5 per split and field
-    fields: tuple[str, ...] = ("tokens",)   # the examples' token lists the biLM embeds
-
-
-# The tasks with code (src/elmo_repro/tasks/<task>). Placements as the paper (§3.3): NER at the
-# input; SST-5 (BCN) at the input and the integrator's output; SNLI (ESIM) at the input and the
-# input-encoding biLSTM's output, before the soft alignment.
-TASK_INFO = {
-    "ner": TaskInfo("input", "f1", "data/conll2003", "data/features/conll2003"),
-    "sst5": TaskInfo("both", "accuracy", "data/sst5", "data/features/sst5"),
-    "snli": TaskInfo("both", "accuracy", "data/snli", "data/features/snli", ("premise", "hypothesis")),
-}
-TASKS = tuple(TASK_INFO)
 NO_ELMO = "baseline"                          # the name of "no ELMo" in table specs and run ids
 # The layer sources a run can read (ElmoSpec.bilm): the pretrained biLM, the task's fine-tuned copy
 # (§3.4), or CoVe's MT-LSTM (McCann et al. 2017; its two layers through the same injection module).
 BILMS = ("base", "finetuned", "cove")
 COVE_MODEL = "models/cove"                    # written by stage train_cove
+# The two jobs (README): the main job builds the paper's Table 1 (`dvc repro`), the analysis job every
+# table that compares settings (`dvc repro analysis/dvc.yaml`), reusing the main job's outputs.
+JOBS = ("main", "analysis")
+MAIN_TABLES = ("table1",)                     # every other table belongs to the analysis job
+RUNS_DIRS = {"main": "results/runs", "analysis": "results/analysis/runs"}
 
 
 def features_dir(task: str, bilm: str) -> str:
     """Where the cached layers of ``task``'s examples under ``bilm`` live (a stage output)."""
-    return f"{TASK_INFO[task].features_dir}/{bilm}"
+    return f"{TASKS[task].features_dir}/{bilm}"
 
 
 def finetuned_dir(task: str) -> str:
     """Where the biLM fine-tuned on ``task``'s training text is written (a stage output)."""
     return f"models/finetuned/{task}"
-
-
-class Strict(BaseModel):
-    """A params mapping: unknown keys and wrong types are errors (the key path names them)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class ElmoSpec(Strict):
@@ -143,22 +127,36 @@ def resolve_elmo(spec: ElmoSpec, task: str) -> ElmoSpec:
     """The spec with ``placement: paper`` replaced by the task's placement in the paper."""
     if spec.placement != "paper":
         return spec
-    return spec.model_copy(update={"placement": TASK_INFO[task].placement})
+    return spec.model_copy(update={"placement": TASKS[task].placement})
 
 
-def render_runs(tables: dict, elmo_specs: dict) -> dict[str, dict[str, dict]]:
-    """The ``runs`` section: ``{family: {run id: run spec as a plain dict}}`` for every run that some
-    table in ``tables`` lists, each once; families and ids in a stable order.
+def table_job(table: str) -> str:
+    """The job that builds table ``table``: ``main`` for :data:`MAIN_TABLES`, else ``analysis``."""
+    return "main" if table in MAIN_TABLES else "analysis"
+
+
+def runs_dir(job: str) -> str:
+    """Where the runs of ``job`` write their folders (``<dir>/<run id>/``)."""
+    return RUNS_DIRS[job]
+
+
+def render_runs(tables: dict, elmo_specs: dict) -> dict[str, dict[str, dict[str, dict]]]:
+    """The ``runs`` section: ``{job: {family: {run id: run spec as a plain dict}}}`` for every run
+    that some table in ``tables`` lists, each once. A run that a main-job table lists
+    (:data:`MAIN_TABLES`) belongs to the main job, any other to the analysis job. Every job holds
+    every task's two families (empty ones too: DVC's ``foreach`` needs the key); ids sorted.
 
     Raises:
         ValueError: a table names an ELMo spec that ``elmo_specs`` does not define, or an unknown task.
     """
     specs = {name: ElmoSpec.model_validate(value) for name, value in elmo_specs.items()}
-    runs: dict[str, dict[str, dict]] = {}
-    for table_name, table in tables.items():
+    runs: dict[str, dict[str, dict[str, dict]]] = {job: {} for job in JOBS}
+    # main tables first: a run both jobs list is trained once, by the main job
+    for table_name, table in sorted(tables.items(), key=lambda item: table_job(item[0]) != "main"):
         if not table.get("runs"):
             continue
         wanted = TableRuns.model_validate(table["runs"])
+        job = table_job(table_name)
         for task in wanted.tasks:
             for name in wanted.elmo:
                 if name != NO_ELMO and name not in specs:
@@ -169,32 +167,62 @@ def render_runs(tables: dict, elmo_specs: dict) -> dict[str, dict[str, dict]]:
                     for fraction in wanted.train_fractions:
                         spec = RunSpec(task=task, elmo_name=name, elmo=elmo, seed=seed,
                                        train_fraction=fraction)
-                        runs.setdefault(spec.family, {})[spec.id] = spec.model_dump(mode="json")
-    return {fam: dict(sorted(items.items())) for fam, items in sorted(runs.items())}
+                        if any(spec.id in items for items in runs["main"].values()):
+                            continue
+                        runs[job].setdefault(spec.family, {})[spec.id] = spec.model_dump(mode="json")
+    families = [family(task, with_elmo) for task in TASKS for with_elmo in (False, True)]
+    return {job: {fam: dict(sorted(runs[job].get(fam, {}).items())) for fam in families} for job in JOBS}
+
+
+def job_runs(runs_section: dict, job: str | None = None) -> dict[str, dict]:
+    """The run specs (plain dicts) of a rendered ``runs`` section by id: one job's, or every job's."""
+    jobs = [job] if job is not None else list(runs_section)
+    return {rid: spec for j in jobs for items in runs_section.get(j, {}).values() for rid, spec in items.items()}
 
 
 def all_runs(runs_section: dict) -> dict[str, RunSpec]:
     """Every run of a rendered ``runs`` section by id (validated)."""
-    return {rid: RunSpec.model_validate(spec) for items in runs_section.values() for rid, spec in items.items()}
+    return {rid: RunSpec.model_validate(spec) for rid, spec in job_runs(runs_section).items()}
 
 
-def render_elmo_features(runs: dict[str, dict[str, dict]], base_model: str) -> dict[str, dict[str, str]]:
-    """The ``elmo_features`` section: one entry ``<task>-<biLM>`` per (task, biLM) that some run in
-    ``runs`` (a rendered ``runs`` section) reads, with the biLM directory (``base_model`` for the
-    base biLM, :func:`finetuned_dir` for a fine-tuned one), the examples and the output directory;
-    the features stage family iterates over it, so layers are extracted once per biLM in use; CoVe's
-    layers come from :data:`COVE_MODEL`."""
-    wanted = sorted({(spec["task"], spec["elmo"]["bilm"]) for items in runs.values() for spec in items.values()
-                     if spec.get("elmo") is not None})
-    return {f"{task}-{bilm}": {"task": task, "bilm": bilm,
-                               "model": {"base": base_model, "cove": COVE_MODEL}.get(bilm) or finetuned_dir(task),
-                               "data": TASK_INFO[task].data_dir, "out": features_dir(task, bilm)}
-            for task, bilm in wanted}
+def find_run(runs_section: dict, run_id: str) -> tuple[str, str, RunSpec] | None:
+    """``(job, family, spec)`` of ``run_id`` in a rendered ``runs`` section; None if absent."""
+    for job, families in runs_section.items():
+        for fam, items in families.items():
+            if run_id in items:
+                return job, fam, RunSpec.model_validate(items[run_id])
+    return None
 
 
-def render_finetune_tasks(runs: dict[str, dict[str, dict]]) -> dict[str, dict[str, str]]:
-    """The ``finetune_tasks`` section: the tasks whose runs read a fine-tuned biLM, with their
-    examples and the fine-tuned biLM's directory (the fine-tuning stage family iterates over it)."""
-    tasks = sorted({spec["task"] for items in runs.values() for spec in items.values()
-                    if spec.get("elmo") is not None and spec["elmo"]["bilm"] == "finetuned"})
-    return {task: {"data": TASK_INFO[task].data_dir, "out": finetuned_dir(task)} for task in tasks}
+def render_elmo_features(runs: dict, base_model: str) -> dict[str, dict[str, dict[str, str]]]:
+    """The ``elmo_features`` section: per job, one entry ``<task>-<biLM>`` per (task, biLM) that
+    some run of the job reads (a rendered ``runs`` section) and no earlier job extracts, with the
+    biLM directory (``base_model`` for the base biLM, :func:`finetuned_dir` for a fine-tuned one,
+    :data:`COVE_MODEL` for CoVe), the examples and the output directory; the features stage family
+    iterates over it, so layers are extracted once per biLM in use."""
+    section: dict[str, dict[str, dict[str, str]]] = {}
+    done: set[tuple[str, str]] = set()
+    for job in JOBS:
+        wanted = sorted({(spec["task"], spec["elmo"]["bilm"]) for spec in job_runs(runs, job).values()
+                         if spec.get("elmo") is not None} - done)
+        done |= set(wanted)
+        section[job] = {f"{task}-{bilm}": {"task": task, "bilm": bilm,
+                                           "model": {"base": base_model, "cove": COVE_MODEL}.get(bilm)
+                                           or finetuned_dir(task),
+                                           "data": TASKS[task].data_dir, "out": features_dir(task, bilm)}
+                        for task, bilm in wanted}
+    return section
+
+
+def render_finetune_tasks(runs: dict) -> dict[str, dict[str, dict[str, str]]]:
+    """The ``finetune_tasks`` section: per job, the tasks whose runs read a fine-tuned biLM and
+    that no earlier job fine-tunes, with their examples and the fine-tuned biLM's directory (the
+    fine-tuning stage family iterates over it)."""
+    section: dict[str, dict[str, dict[str, str]]] = {}
+    done: set[str] = set()
+    for job in JOBS:
+        tasks = sorted({spec["task"] for spec in job_runs(runs, job).values()
+                        if spec.get("elmo") is not None and spec["elmo"]["bilm"] == "finetuned"} - done)
+        done |= set(tasks)
+        section[job] = {task: {"data": TASKS[task].data_dir, "out": finetuned_dir(task)} for task in tasks}
+    return section

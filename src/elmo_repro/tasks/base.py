@@ -17,7 +17,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..experiments.specs import TASKS, ElmoSpec
+from ..experiments.specs import ElmoSpec
+from ..experiments.tasks import declaration
 
 SPLITS = ("train", "dev", "test")
 
@@ -100,6 +101,4 @@ def get_task(name: str) -> Task:
     """
     # Imported by name, so a stage's static import scan (workflow/imports.py) does not make every
     # task's runs depend on every task's code: the registry adds the run's own task package.
-    if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; known: {', '.join(TASKS)}")
-    return importlib.import_module(f"{__package__}.{name}").TASK
+    return importlib.import_module(f"{__package__}.{declaration(name).name}").TASK

@@ -20,7 +20,8 @@ import numpy as np
 import torch
 
 from ...data.conll import iob1_to_bioul, read_jsonl, to_iob2
-from ...experiments.specs import TASK_INFO, ElmoSpec
+from ...experiments.specs import ElmoSpec
+from ...experiments.tasks import TASKS
 from ...metrics.span_f1 import span_prf
 from ...nn.char_cnn import build_char_vocab, encode_chars
 from ..base import pad_layers
@@ -47,10 +48,8 @@ def bioul_labels(sentences: list[dict]) -> list[str]:
 class NerTask:
     """The task contract (:class:`elmo_repro.tasks.base.Task`) for CoNLL-2003 NER."""
 
-    name, title, metric = "ner", "NER", TASK_INFO["ner"].metric
-    data_dir = Path(TASK_INFO["ner"].data_dir)
-    features_dir = Path(TASK_INFO["ner"].features_dir)
-    fields = TASK_INFO["ner"].fields
+    name, title, metric, fields = "ner", TASKS["ner"].title, TASKS["ner"].metric, TASKS["ner"].fields
+    data_dir, features_dir = Path(TASKS["ner"].data_dir), Path(TASKS["ner"].features_dir)
 
     def read(self, split: str, data_dir: Path | None = None) -> list[dict]:
         return read_jsonl(Path(data_dir or self.data_dir) / f"{split}.jsonl")

@@ -24,13 +24,14 @@ import numpy as np
 import torch
 
 from ...data.snli import LABELS
-from ...experiments.specs import TASK_INFO, ElmoSpec
+from ...experiments.specs import ElmoSpec
+from ...experiments.tasks import TASKS
 from ..base import pad_layers
 from ..classification import ClassificationTask, WordVocab, pad_ids
 from ..word_embeddings import word_ids
 from .model import Esim
 
-INFO = TASK_INFO["snli"]
+INFO = TASKS["snli"]
 
 
 class SnliTask(ClassificationTask):
@@ -38,7 +39,7 @@ class SnliTask(ClassificationTask):
     (premise and hypothesis words), ``score`` (pair accuracy) and ``floor`` come from
     :class:`ClassificationTask`; predictions are indices into ``LABELS``."""
 
-    name, title, metric = "snli", "SNLI", INFO.metric
+    name, title, metric = INFO.name, INFO.title, INFO.metric
     data_dir, features_dir, fields = Path(INFO.data_dir), Path(INFO.features_dir), INFO.fields
     labels = LABELS
 

@@ -21,20 +21,21 @@ import numpy as np
 import torch
 
 from ...data.sst import LABELS
-from ...experiments.specs import TASK_INFO, ElmoSpec
+from ...experiments.specs import ElmoSpec
+from ...experiments.tasks import TASKS
 from ..base import pad_layers
 from ..classification import ClassificationTask, WordVocab, pad_ids
 from ..word_embeddings import word_ids
 from .model import BiattentiveClassifier
 
-INFO = TASK_INFO["sst5"]
+INFO = TASKS["sst5"]
 
 
 class Sst5Task(ClassificationTask):
     """The task contract (:class:`elmo_repro.tasks.base.Task`) for SST-5; ``read``,
     ``build_vocab``, ``score`` (sentence accuracy) and ``floor`` come from :class:`ClassificationTask`."""
 
-    name, title, metric = "sst5", "SST-5", INFO.metric
+    name, title, metric = INFO.name, INFO.title, INFO.metric
     data_dir, features_dir, fields = Path(INFO.data_dir), Path(INFO.features_dir), INFO.fields
     labels = LABELS
 

@@ -1,0 +1,203 @@
+"""Every downstream task declared once: what the params schema, the run specs, the stage registry,
+the tables and :func:`elmo_repro.tasks.base.get_task` know of a task without importing its code.
+
+A declaration names the task, its row in the paper's Table 1 (title, primary metric), where the
+paper adds ELMo (§3.3), how its examples are prepared from the data mirror (stage, mirror inputs,
+params sections, metrics) and where they and their cached biLM layers live, and the pydantic model
+of its ``tasks.<name>`` params section. A new task is its declaration here plus its package
+``elmo_repro.tasks.<name>`` (reader, model, metric). This module imports only pydantic (no torch),
+so rendering ``dvc.yaml`` and checking params stay fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from .strict import Strict
+
+
+# --- the trainer's settings (training.trainer), shared by every task ------------------------------
+
+class OptimizerConfig(Strict):
+    name: Literal["adam", "adadelta", "sgd"]
+    lr: float = Field(gt=0)
+    weight_decay: float = Field(default=0.0, ge=0)
+    momentum: float | None = Field(default=None, ge=0)   # sgd only
+    rho: float | None = Field(default=None, gt=0, lt=1)  # adadelta only
+
+    @model_validator(mode="after")
+    def _check(self) -> "OptimizerConfig":
+        for key, name in (("momentum", "sgd"), ("rho", "adadelta")):
+            if getattr(self, key) is not None and self.name != name:
+                raise ValueError(f"{key}: only for name: {name}")
+        return self
+
+
+class PlateauConfig(Strict):
+    """Halve (``factor``) the learning rate when the dev metric has not improved for ``patience``
+    epochs (torch ReduceLROnPlateau, mode max; ESIM's allennlp schedule: 0.5, 0)."""
+
+    factor: float = Field(gt=0, lt=1)
+    patience: int = Field(ge=0)
+
+
+class TrainerConfig(Strict):
+    """``tasks.<task>.trainer`` (training.trainer)."""
+
+    epochs: int = Field(ge=1)
+    batch_size: int = Field(ge=1)                        # training examples per update
+    eval_batch_size: int = Field(ge=1)
+    optimizer: OptimizerConfig
+    grad_clip: float = Field(gt=0)                       # gradient-norm clip
+    max_train_examples: int = Field(ge=0)                # 0 = all
+    lr_plateau: PlateauConfig | None = None              # None: a constant learning rate
+
+
+VectorsPath = Annotated[str, Field(min_length=1)]        # a word2vec/GloVe text file
+
+
+# --- NER: CoNLL-2003 BiLSTM-CRF (tasks/ner) -------------------------------------------------------
+
+class NerModelConfig(Strict):
+    char_embedding_dim: int = Field(ge=1)
+    char_filters: int = Field(ge=1)
+    char_kernel: int = Field(ge=1)                       # characters per convolution window
+    lstm_hidden: int = Field(ge=1)                       # per direction
+    lstm_layers: int = Field(ge=1)
+    dropout: float = Field(ge=0, lt=1)
+
+
+class NerConfig(Strict):
+    vectors: VectorsPath
+    trainer: TrainerConfig
+    model: NerModelConfig
+
+
+# --- SST-5: the biattentive classification network (tasks/sst5) -----------------------------------
+
+class Sst5DataConfig(Strict):
+    phrases: bool                                        # train on every subtree (allennlp use_subtrees)
+
+
+class BcnModelConfig(Strict):
+    """The biattentive classification network (tasks/sst5/model.py)."""
+
+    freeze_embeddings: bool                              # the original keeps GloVe fixed
+    embedding_dropout: float = Field(ge=0, lt=1)
+    pre_encode_dim: int = Field(ge=1)
+    pre_encode_dropout: float = Field(ge=0, lt=1)
+    encoder_hidden: int = Field(ge=1)                    # per direction
+    integrator_hidden: int = Field(ge=1)
+    integrator_dropout: float = Field(ge=0, lt=1)
+    output_dims: list[Annotated[int, Field(ge=1)]]       # hidden maxout widths (then one of 5 classes)
+    output_pool_size: int = Field(ge=1)
+    output_dropout: list[Annotated[float, Field(ge=0, lt=1)]]   # one per maxout layer, the last included
+
+    @model_validator(mode="after")
+    def _check(self) -> "BcnModelConfig":
+        if len(self.output_dropout) != len(self.output_dims) + 1:
+            raise ValueError(f"output_dropout: one rate per maxout layer ({len(self.output_dims) + 1}: "
+                             f"the output_dims and the class layer), got {len(self.output_dropout)}")
+        return self
+
+
+class Sst5Config(Strict):
+    vectors: VectorsPath
+    data: Sst5DataConfig
+    trainer: TrainerConfig
+    model: BcnModelConfig
+
+
+# --- SNLI: ESIM (tasks/snli) ----------------------------------------------------------------------
+
+class SnliDataConfig(Strict):
+    train_from: Literal["dev", "official"]               # dev: the mirror's dev minus a selection slice
+    selection_premises: int = Field(ge=1)                # premises of the selection slice (train_from: dev)
+
+
+class EsimModelConfig(Strict):
+    """ESIM (tasks/snli/model.py)."""
+
+    freeze_embeddings: bool
+    dropout: float = Field(ge=0, lt=1)
+    encoder_hidden: int = Field(ge=1)                    # per direction
+    projection_dim: int = Field(ge=1)
+    inference_hidden: int = Field(ge=1)
+    output_hidden: int = Field(ge=1)
+
+
+class SnliConfig(Strict):
+    vectors: VectorsPath
+    data: SnliDataConfig
+    trainer: TrainerConfig
+    model: EsimModelConfig
+
+
+# --- the declarations -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Prepare:
+    """The stage that writes a task's examples from the data mirror."""
+
+    stage: str                                  # stage name = its module in stages/
+    inputs: tuple[str, ...]                     # paths under the data mirror it reads
+    params: tuple[str, ...] = ("data",)         # params sections it reads
+    metrics: tuple[str, ...] = ()               # metrics files it writes (kept in git)
+
+
+@dataclass(frozen=True)
+class TaskDeclaration:
+    """One downstream task of the paper's Table 1, as data.
+
+    ``placement`` is where the paper adds ELMo (§3.3; ``paper`` placements of an ELMo spec resolve
+    to it); ``metric`` the primary metric (a run's ``metrics.json`` holds ``dev_<metric>`` and
+    ``test_<metric>``); ``fields`` the examples' token lists the biLM embeds, each on its own.
+    """
+
+    name: str                                   # registry name, the row key of paper/table1.csv
+    title: str                                  # the paper's row name
+    metric: str
+    placement: Literal["input", "output", "both"]
+    data_dir: str                               # data/<dir>/{train,dev,test}.jsonl (a stage output)
+    features_dir: str                           # <features_dir>/<biLM>/: one HDF5 per split and field
+    prepare: Prepare
+    config: type[Strict]                        # the model of params section tasks.<name>
+    fields: tuple[str, ...] = ("tokens",)
+
+
+# Placements as the paper (§3.3): NER at the input; SST-5 (BCN) at the input and the integrator's
+# output; SNLI (ESIM) at the input and the input-encoding biLSTM's output, before the soft alignment.
+TASKS: dict[str, TaskDeclaration] = {task.name: task for task in (
+    TaskDeclaration(
+        name="ner", title="NER", metric="f1", placement="input",
+        data_dir="data/conll2003", features_dir="data/features/conll2003",
+        prepare=Prepare("prepare_conll2003", ("conll2003/eng.train", "conll2003/eng.testa", "conll2003/eng.testb")),
+        config=NerConfig),
+    TaskDeclaration(
+        name="sst5", title="SST-5", metric="accuracy", placement="both",
+        data_dir="data/sst5", features_dir="data/features/sst5",
+        prepare=Prepare("prepare_sst5", ("sst5/trees",), ("data", "tasks.sst5.data"),
+                        ("results/metrics/sst5_data.json",)),
+        config=Sst5Config),
+    TaskDeclaration(
+        name="snli", title="SNLI", metric="accuracy", placement="both",
+        data_dir="data/snli", features_dir="data/features/snli",
+        prepare=Prepare("prepare_snli", ("snli",), ("data", "tasks.snli.data"),
+                        ("results/metrics/snli_data.json",)),
+        config=SnliConfig, fields=("premise", "hypothesis")),
+)}
+TASK_NAMES = tuple(TASKS)
+
+
+def declaration(name: str) -> TaskDeclaration:
+    """The declaration of task ``name``.
+
+    Raises:
+        ValueError: an unknown task (the known ones are listed).
+    """
+    if name not in TASKS:
+        raise ValueError(f"unknown task {name!r}; known: {', '.join(TASKS)}")
+    return TASKS[name]

@@ -1,0 +1,156 @@
+"""The params sections of the data, the biLM and its training: one strict model per section
+(``data``, ``lm_data``, ``contamination``, ``vocab``, ``bilm``, ``pretrain``, ``finetune``,
+``perplexity``, ``bilm_source``, ``features``, ``word_vectors``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from ..experiments.strict import Strict
+
+# Names the data code accepts, repeated here so validation never imports it (the unit tests check
+# that they match data.lm_corpus.SOURCES / HELDOUT and data.eval_text.SPLITS).
+LM_SOURCES = ("lm1b_dev", "brown", "abc", "lm1b_train")
+HELDOUT_TEXTS = ("lm1b_test_sections", "lm1b_heldout_00000")
+EVAL_SPLITS = ("conll2003_testa", "conll2003_testb", "sst5_dev", "sst5_test", "snli_dev", "snli_test",
+               "squad_dev", "conll2005_dev", "conll2005_test_wsj", "conll2005_test_brown", "litbank",
+               "wsd_senseval2", "wsd_senseval3", "wsd_semeval2007", "wsd_semeval2013", "wsd_semeval2015",
+               "ptb_wsj_sample", "multi30k_val", "multi30k_test")
+
+
+def distinct(name: str, values: list) -> None:
+    repeated = sorted({str(v) for v in values if values.count(v) > 1})
+    if repeated:
+        raise ValueError(f"{name}: listed twice: {', '.join(repeated)}")
+
+
+# --- data ---------------------------------------------------------------------------------------
+
+class DataSection(Strict):
+    mirror: str = Field(min_length=1)                    # a directory laid out like shared/data
+
+
+class LmDataSection(Strict):
+    train_sources: list[Literal[LM_SOURCES]] = Field(min_length=1)  # concatenated as the biLM text
+    heldout: Literal[HELDOUT_TEXTS]                      # the perplexity text
+    heldout_max_tokens: int = Field(ge=0)                # tokens excl. </S>; 0 = all
+
+    @model_validator(mode="after")
+    def _check(self) -> "LmDataSection":
+        distinct("train_sources", self.train_sources)
+        return self
+
+
+class ContaminationSection(Strict):
+    min_words: int = Field(ge=1)                         # shorter shared sentences are not leaks
+    splits: list[Literal[EVAL_SPLITS]]                   # evaluation splits kept out of training text
+
+    @model_validator(mode="after")
+    def _check(self) -> "ContaminationSection":
+        distinct("splits", self.splits)
+        return self
+
+
+class VocabSection(Strict):
+    min_count: int = Field(ge=1)                         # rarer training tokens map to <UNK>
+    max_size: int = Field(ge=0)                          # types incl. <S> </S> <UNK>; 0 = no cap
+
+
+# --- biLM (bilm-tf options.json layout, see bilm.model.BiLMConfig.from_options) ------------------
+
+CnnFilter = Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=2, max_length=2)]
+
+
+class CharEmbedding(Strict):
+    dim: int = Field(ge=1)                               # character embedding size
+
+
+class CharCnnConfig(Strict):
+    activation: Literal["relu", "tanh"]
+    embedding: CharEmbedding
+    filters: list[CnnFilter] = Field(min_length=1)       # [[width, number of filters], ...]
+    max_characters_per_token: int = Field(ge=3)          # character slots incl. begin/end of word
+    n_characters: int = Field(ge=262)                    # ids 0..261 occur (data.character_ids)
+    n_highway: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _check(self) -> "CharCnnConfig":
+        too_wide = [width for width, _ in self.filters if width > self.max_characters_per_token]
+        if too_wide:
+            raise ValueError(f"filters: widths {too_wide} exceed max_characters_per_token="
+                             f"{self.max_characters_per_token}")
+        return self
+
+
+class LstmConfig(Strict):
+    dim: int = Field(ge=1)                               # LSTM cells per layer
+    projection_dim: int = Field(ge=1)                    # projection (and token embedding) size
+    n_layers: int = Field(ge=1)
+    cell_clip: float | None = Field(gt=0)                # null = no clipping
+    proj_clip: float | None = Field(gt=0)                # null = no clipping
+    use_skip_connections: bool
+
+
+class BilmSection(Strict):
+    char_cnn: CharCnnConfig
+    lstm: LstmConfig
+    dropout: float = Field(ge=0, lt=1)
+
+
+class PretrainSection(Strict):
+    seed: int = Field(ge=0)
+    token_budget: int = Field(ge=0)                      # target tokens per direction; used when epochs is 0
+    epochs: float = Field(ge=0)                          # > 0: passes over the training text instead
+    batch_size: int = Field(ge=1)                        # sequences per rank
+    unroll_steps: int = Field(ge=1)                      # tokens per sequence (truncated BPTT)
+    n_negative_samples: int = Field(ge=1)                # sampled-softmax negatives per batch
+    learning_rate: float = Field(gt=0)                   # Adagrad
+    initial_accumulator: float = Field(ge=0)             # Adagrad
+    grad_clip: float = Field(gt=0)                       # global gradient-norm clip
+    softmax_bias_init: Literal["zeros", "unigram"]
+    precision: Literal["fp32", "bf16"]                   # bf16: autocast, CUDA only
+    checkpoint_every: int = Field(ge=1)                  # batches
+    log_every: int = Field(ge=1)                         # batches
+
+    @model_validator(mode="after")
+    def _check(self) -> "PretrainSection":
+        if self.epochs == 0 and self.token_budget == 0:
+            raise ValueError("token_budget: must be > 0 when epochs is 0 (or set epochs)")
+        return self
+
+
+class FinetuneSection(Strict):                           # domain fine-tuning (paper §3.4); else as pretrain
+    epochs: float = Field(ge=0)                          # passes over the task's training text (paper: ~1)
+    token_budget: int = Field(ge=0)                      # target tokens per direction; used when epochs is 0
+    checkpoint_every: int = Field(ge=1)                  # batches
+    log_every: int = Field(ge=1)                         # batches
+
+    @model_validator(mode="after")
+    def _check(self) -> "FinetuneSection":
+        if self.epochs == 0 and self.token_budget == 0:
+            raise ValueError("token_budget: must be > 0 when epochs is 0 (or set epochs)")
+        return self
+
+
+class PerplexitySection(Strict):
+    batch_size: int = Field(ge=1)                        # sentences per batch
+
+
+class BilmSourceSection(Strict):
+    path: str = Field(min_length=1)                      # trained here, or a released options.json + weights.hdf5
+
+
+class FeaturesSection(Strict):
+    dtype: Literal["float16", "float32"]                 # storage dtype of the HDF5 features
+    batch_size: int = Field(ge=1)                        # sentences per biLM batch
+
+
+class WordVectorsSection(Strict):                        # gensim word2vec
+    dim: int = Field(ge=1)
+    window: int = Field(ge=1)
+    min_count: int = Field(ge=1)
+    epochs: int = Field(ge=1)
+    sg: int = Field(ge=0, le=1)                          # 1 = skip-gram, 0 = CBOW
+    seed: int = Field(ge=0)

@@ -1,0 +1,33 @@
+"""Table 1 of the main job: the paper's six rows beside ours (floor, baseline, +ELMo; mean ± std
+over seeds, Welch's p), then the biLM's held-out perplexity. It reads the main job's runs only:
+the char-layer control column is "—" here and filled in ``table1_controls`` (analysis job)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pandas as pd
+
+from ..experiments.specs import RUNS_DIRS
+from ..io import read_json, read_text
+from ..tables import flat_rows, load_runs, read_paper_table, render_markdown, table1_rows
+from . import Output
+
+
+def table1_files(params: dict[str, Any], runs_dirs: list[str], name: str, controls: bool) -> Output:
+    """``<name>.{md,csv,json}`` of Table 1 over the runs under ``runs_dirs``."""
+    spec = params["tables"]["table1"]
+    runs, floors = load_runs(*runs_dirs)
+    rows = table1_rows(read_paper_table("paper/table1.csv"), runs, floors, spec)
+    perplexity = read_json("results/metrics/perplexity.json")
+    text = render_markdown(rows, perplexity, read_text("paper/perplexity.txt").strip(), params["profile"], spec,
+                           controls=controls)
+    csv = io.StringIO()
+    pd.DataFrame(flat_rows(rows)).to_csv(csv, index=False, float_format="%.4f")
+    return {f"{name}.md": text, f"{name}.csv": csv.getvalue(),
+            f"{name}.json": {"profile": params["profile"], "rows": rows, "perplexity": perplexity}}
+
+
+def build(params: dict[str, Any]) -> Output:
+    return table1_files(params, [RUNS_DIRS["main"]], "table1", controls=False)
