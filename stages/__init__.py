@@ -5,6 +5,8 @@ pass the same value, so both runners give bit-identical results."""
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 
 def stage_args(doc: str | None, argv: list[str] | None = None) -> argparse.Namespace:
@@ -20,7 +22,10 @@ def stage_args(doc: str | None, argv: list[str] | None = None) -> argparse.Names
     if args.threads is not None:
         if args.threads < 1:
             parser.error("--threads must be at least 1")
-        import torch
-
-        torch.set_num_threads(args.threads)
+        # A stage that never uses torch must not pay its import (2.6 s): torch reads these when it
+        # is first imported, so a later import gets the same pinned count.
+        for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[name] = str(args.threads)
+        if "torch" in sys.modules:
+            sys.modules["torch"].set_num_threads(args.threads)
     return args

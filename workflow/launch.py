@@ -7,7 +7,9 @@ DVC and Snakemake start every stage as its own process. This launcher
    concurrent Snakemake jobs never race to create the SQLite schema),
 2. creates a parent run ``pipeline: <command> (<profile>)`` tagged with the runner, profile and git commit,
 3. runs the given dvc or snakemake command with ``ELMO_PARENT_RUN_ID`` set, so each stage run
-   becomes its child (``elmo_repro.tracking.stage_run``), and the venv's ``bin`` first on PATH,
+   becomes its child (``elmo_repro.tracking.stage_run``), and the venv's ``bin`` first on PATH;
+   the stages spool their runs (``ELMO_MLFLOW_SPOOL``) and a thread here logs them to MLflow as
+   they arrive (``elmo_repro.tracking_spool``: no stage process pays MLflow's ~5 s start-up),
 4. ends the parent run FINISHED or FAILED by the runner's exit status, with the table attached
    (not for ``dvc exp``/``dvc queue``: an experiment's tables are in its own commit, not here).
 
@@ -30,6 +32,7 @@ from pathlib import Path
 
 from elmo_repro import tracking
 from elmo_repro.console import log
+from elmo_repro.tracking_spool import SPOOL_ENV, SpoolDrain, leftover_spools, spool_dir
 from elmo_repro.params import load_params
 
 from .experiments import ensure_mirror_links
@@ -59,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
             log(f"[pipeline] {err}")
             return 2
     client, experiment_id = tracking.open_store()
+    root = tracking.repository_root()
+    for old_parent, old_spool in leftover_spools(root):    # stage runs a killed launcher never logged
+        SpoolDrain(client, experiment_id, old_spool, old_parent).stop()
     command = [args.runner, *args.args]
     tags = {**tracking.run_tags(params), "runner": args.runner, "command": " ".join(command)}
     # Named for what ran, so the collapsed row in the runs table says it (its children: the stages).
@@ -67,7 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     run_id = parent.info.run_id
     log(f"[pipeline] MLflow parent run {run_id} ({tracking.tracking_uri()}); running {' '.join(command)}")
 
-    env = {**os.environ, tracking.PARENT_ENV: run_id,
+    spool = spool_dir(root, run_id)
+    drain = SpoolDrain(client, experiment_id, spool, run_id).start()
+    env = {**os.environ, tracking.PARENT_ENV: run_id, SPOOL_ENV: str(spool),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
            "DVC_NO_ANALYTICS": "1"}
     env.pop("MLFLOW_RUN_ID", None)  # a stage must never resume the parent itself
@@ -75,11 +83,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         returncode = subprocess.run(command, env=env).returncode
     except KeyboardInterrupt:
+        drain.stop()
         client.set_terminated(run_id, status="KILLED")
         raise
     except OSError as error:  # runner not installed
         log(f"[pipeline] cannot start {args.runner}: {error}")
         returncode = 127
+    drain.stop()
     client.log_metric(run_id, "duration_s", time.monotonic() - start)
     if returncode == 0 and not experiment:
         for name in ("table1.md", "table1.json"):

@@ -30,7 +30,8 @@ ROOT = _SRC.parent                               # the repository (stages/ lies 
 _BASES = {"elmo_repro": _SRC, "stages": ROOT}   # top-level project package -> directory holding it
 # Modules that cannot change any output (log lines, progress, MLflow records): no stage depends on
 # them and no fingerprint covers them.
-NOT_OUTPUT_MODULES = (_SRC / "elmo_repro" / "console.py", _SRC / "elmo_repro" / "tracking.py")
+NOT_OUTPUT_MODULES = (_SRC / "elmo_repro" / "console.py", _SRC / "elmo_repro" / "tracking.py",
+                      _SRC / "elmo_repro" / "tracking_spool.py")
 
 
 def _is_string_statement(node: ast.stmt) -> bool:

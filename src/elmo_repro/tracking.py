@@ -18,7 +18,9 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import sys
 import time
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -29,6 +31,7 @@ try:
 except ImportError:  # not POSIX: no file lock (and no parallel local jobs to guard against)
     fcntl = None
 from .params import lookup, section_hash
+from .tracking_spool import SpoolRun, active_spool
 
 EXPERIMENT = "elmo-repro"
 PARENT_ENV = "ELMO_PARENT_RUN_ID"
@@ -132,16 +135,21 @@ def open_store():
     return MlflowClient(tracking_uri()), experiment_id
 
 
+def _threads() -> str:
+    """torch's intra-op threads when the stage uses torch (pinned by ``stages.stage_args``), else
+    the pinned count it would get (``OMP_NUM_THREADS``): a tag must not import torch (2.6 s)."""
+    torch = sys.modules.get("torch")
+    return str(torch.get_num_threads()) if torch is not None else os.environ.get("OMP_NUM_THREADS", "")
+
+
 def run_tags(params: dict[str, Any], sections: list[str] | None = None) -> dict[str, str]:
     """Tags every run carries: profile, git commit and dirty flag, params hash, torch, SLURM job."""
-    import torch
-
     tags = {
         "profile": str(params.get("profile", "")),
         "git_commit": _git("rev-parse", "HEAD"),
         "git_dirty": str(bool(_git("status", "--porcelain", "--untracked-files=no"))).lower(),
-        "torch_version": torch.__version__,
-        "threads": str(torch.get_num_threads()),
+        "torch_version": metadata.version("torch"),
+        "threads": _threads(),
     }
     if sections is not None:
         tags["params_hash"] = section_hash(params, sections)
@@ -151,7 +159,7 @@ def run_tags(params: dict[str, Any], sections: list[str] | None = None) -> dict[
 
 
 class StageRun:
-    """Handle on the active stage run: metrics, artifacts and nested runs (seeds, variants)."""
+    """Handle on the active stage run: metrics, tags and artifacts."""
 
     def __init__(self, mlflow, run):
         self._mlflow, self.run = mlflow, run
@@ -166,38 +174,47 @@ class StageRun:
     def log_artifact(self, path: str | Path) -> None:
         self._mlflow.log_artifact(str(path))
 
-    @contextlib.contextmanager
-    def child(self, name: str, params: dict[str, Any] | None = None, tags: dict[str, str] | None = None
-              ) -> Iterator["StageRun"]:
-        """A nested run (e.g. one seed of one variant) under this stage run."""
-        with self._mlflow.start_run(run_name=name, nested=True, tags=tags or {},
-                                     experiment_id=self.run.info.experiment_id) as run:
-            if params:
-                self._mlflow.log_params(flatten(params))
-            yield StageRun(self._mlflow, run)
 
 
 @contextlib.contextmanager
-def stage_run(stage: str, params: dict[str, Any], sections: list[str]) -> Iterator[StageRun]:
+def stage_run(stage: str, params: dict[str, Any], sections: list[str]) -> Iterator[StageRun | SpoolRun]:
     """Open the MLflow run of one stage execution and log its duration on exit.
+
+    Under the launcher (``$ELMO_MLFLOW_SPOOL`` set) the run is written to the spool and the
+    launcher logs it to MLflow (:mod:`elmo_repro.tracking_spool`); otherwise it is logged directly.
+    A stage that raises ends its run FAILED.
 
     Args:
         stage: stage name as in the registry (``workflow/registry.py``).
         params: the whole ``params.yaml`` dict.
         sections: the params sections this stage declares; they are logged flattened.
     """
+    tags = {"stage": stage, **run_tags(params, sections)}
+    logged = flatten({name: lookup(params, name) for name in sections})
+    start = time.monotonic()
+    log(f"[{stage}] start (profile {tags['profile']}, {tags['threads'] or '?'} threads)")
+    spool = active_spool()
+    if spool is not None:
+        handle = SpoolRun(spool, stage, tags, logged)
+        try:
+            yield handle
+        except BaseException:
+            handle.end("FAILED")
+            raise
+        duration = time.monotonic() - start
+        handle.log_metrics({"duration_s": duration})
+        handle.end("FINISHED")
+        log(f"[{stage}] done in {duration:.1f} s (MLflow run spooled as {handle.run_id})")
+        return
     import mlflow
 
     mlflow.set_tracking_uri(tracking_uri())
     experiment_id = _ensure_experiment(mlflow)
-    tags = {"stage": stage, **run_tags(params, sections)}
     parent = os.environ.get(PARENT_ENV)
     if parent:
         tags["mlflow.parentRunId"] = parent
-    start = time.monotonic()
-    log(f"[{stage}] start (profile {tags['profile']}, {tags['threads']} threads)")
     with mlflow.start_run(experiment_id=experiment_id, run_name=stage, tags=tags) as run:
-        mlflow.log_params(flatten({name: lookup(params, name) for name in sections}))
+        mlflow.log_params(logged)
         handle = StageRun(mlflow, run)
         yield handle
         duration = time.monotonic() - start
