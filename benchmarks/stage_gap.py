@@ -1,0 +1,90 @@
+"""Where a pipeline execution's wall time went: each stage's own time and the gaps between stages.
+
+Reads one pipeline run of the MLflow store (the launcher's parent run, ``pipeline: ...``; the
+latest unless ``--parent`` names one) and its child stage runs. A stage run starts when the stage
+process has imported its code and opens its run (``tracking.stage_run``) and ends when its work is
+done, so the time between one stage's end and the next stage's start is what the pipeline spends
+outside any stage's work: the runner's bookkeeping (DVC's status, output hashing, lock writes; or
+Snakemake's), the next process's interpreter start and imports, and MLflow's start-up where a stage
+logs directly. Prints the per-stage table (seconds, pipeline order) and the gap statistics.
+
+Usage (from the repository root, after `python -m workflow.launch dvc repro ...`):
+    .venv/bin/python -m benchmarks.stage_gap [--parent RUN_ID] [--tracking-uri sqlite:///mlflow.db] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+
+def pipeline_runs(client, experiment_id: str, parent: str | None):
+    """The parent run (the latest pipeline run by default) and its children by start time."""
+    if parent is None:
+        recent = client.search_runs([experiment_id], order_by=["attributes.start_time DESC"], max_results=5000)
+        pipelines = [r for r in recent if "runner" in r.data.tags]
+        if not pipelines:
+            raise SystemExit("no pipeline run in the store: run `python -m workflow.launch dvc repro` first")
+        run = pipelines[0]
+    else:
+        run = client.get_run(parent)
+    children = client.search_runs([experiment_id], filter_string=f"tags.mlflow.parentRunId = '{run.info.run_id}'",
+                                  max_results=5000)
+    return run, sorted(children, key=lambda c: c.info.start_time)
+
+
+def gaps(parent, children) -> dict:
+    """Per stage: its own seconds and the gap before it (from the previous stage's end, or from the
+    pipeline's start for the first); totals; the mean gap per stage."""
+    rows, previous_end = [], parent.info.start_time
+    for child in children:
+        own = (child.info.end_time - child.info.start_time) / 1000
+        rows.append({"stage": child.info.run_name, "seconds": round(own, 1),
+                     "gap_before": round((child.info.start_time - previous_end) / 1000, 2),
+                     "status": child.info.status})
+        previous_end = child.info.end_time
+    end = parent.info.end_time or previous_end
+    wall = (end - parent.info.start_time) / 1000
+    in_stages = sum(r["seconds"] for r in rows)
+    between = [r["gap_before"] for r in rows]
+    return {"pipeline": parent.info.run_name, "parent_run_id": parent.info.run_id, "stages": len(rows),
+            "wall_s": round(wall, 1), "in_stages_s": round(in_stages, 1),
+            "outside_stages_s": round(wall - in_stages, 1),
+            "gap_mean_s": round((wall - in_stages) / max(len(rows), 1), 2),
+            "gap_median_s": round(statistics.median(between), 2) if between else None,
+            "rows": rows}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--parent", help="the pipeline run id (default: the latest)")
+    parser.add_argument("--tracking-uri", default=f"sqlite:///{REPO / 'mlflow.db'}")
+    parser.add_argument("--json", help="also write the result here")
+    args = parser.parse_args(argv)
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(args.tracking_uri)
+    experiment = client.get_experiment_by_name("elmo-repro")
+    if experiment is None:
+        raise SystemExit(f"no experiment elmo-repro in {args.tracking_uri}")
+    parent, children = pipeline_runs(client, experiment.experiment_id, args.parent)
+    result = gaps(parent, children)
+    print(f"{result['pipeline']}: {result['wall_s']:.0f} s wall, {result['stages']} stages, "
+          f"{result['in_stages_s']:.0f} s in stages, {result['outside_stages_s']:.0f} s between them "
+          f"(mean {result['gap_mean_s']:.1f} s, median {result['gap_median_s']:.1f} s per stage)")
+    print("| stage | seconds | gap before (s) |\n|---|---|---|")
+    for row in result["rows"]:
+        print(f"| `{row['stage']}` | {row['seconds']:,.1f} | {row['gap_before']:.1f} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
