@@ -135,11 +135,6 @@ def table_job(table: str) -> str:
     return "main" if table in MAIN_TABLES else "analysis"
 
 
-def runs_dir(job: str) -> str:
-    """Where the runs of ``job`` write their folders (``<dir>/<run id>/``)."""
-    return RUNS_DIRS[job]
-
-
 def render_runs(tables: dict, elmo_specs: dict) -> dict[str, dict[str, dict[str, dict]]]:
     """The ``runs`` section: ``{job: {family: {run id: run spec as a plain dict}}}`` for every run
     that some table in ``tables`` lists, each once. A run that a main-job table lists
