@@ -13,7 +13,7 @@ does, and test), else the in-repo fixture repeated. Word vectors: random, of the
 ``word_vectors.dim`` (50 in both profiles; the paper's NER baseline used 50-d Senna), one per
 distinct word of the three splits (every word pretrained). ELMo: random layers of the profile's
 biLM shape (L+1 = n_layers + 1, D = 2 x projection_dim: tiny 3 x 128, paper 3 x 1024) in HDF5
-files of ``features.dtype`` (one per token field) read through ``cached_example_layers``, as a run
+files of ``features.dtype`` (one dataset per distinct text) read through ``cached_example_layers``, as a run
 reads its cached layers; the profile's ``elmo`` spec at the task's paper placement (NER: input;
 SST-5 and SNLI: input and output).
 
@@ -59,6 +59,7 @@ from benchmarks.bilm_speed import matmul_rate  # noqa: E402
 from elmo_repro.data.conll import read_conll2003  # noqa: E402
 from elmo_repro.data.snli import read_line_files, split_by_premise  # noqa: E402
 from elmo_repro.data.sst import read_trees  # noqa: E402
+from elmo_repro.data.examples import TextIndex  # noqa: E402
 from elmo_repro.elmo.layer_source import cached_example_layers, feature_path  # noqa: E402
 from elmo_repro.experiments.specs import NO_ELMO, TASKS, ElmoSpec, RunSpec, resolve_elmo  # noqa: E402
 from elmo_repro.tasks.base import SPLITS, example_length, get_task  # noqa: E402
@@ -199,13 +200,15 @@ FORWARD_FLOPS = {"ner": ner_forward_flops, "sst5": bcn_forward_flops, "snli": es
 
 
 # ---- training and evaluation -----------------------------------------------------------------
-def write_layers(features_dir: Path, task, examples: list[dict], shape: tuple[int, int], dtype: str) -> None:
-    """Random (L+1, T_i, D) layers per token field, datasets "0".."N-1", as ``elmo.features`` writes them."""
-    rng = np.random.default_rng(1)
-    for field in task.fields:
-        with h5py.File(feature_path(features_dir, "train", field), "w") as out:
-            for i, example in enumerate(examples):
-                out.create_dataset(str(i), data=rng.normal(size=(shape[0], len(example[field]), shape[1])).astype(dtype))
+def write_layers(features_dir: Path, task, examples: list[dict], shape: tuple[int, int], dtype: str) -> list[dict]:
+    """Random (L+1, T_i, D) layers per distinct text of ``examples``, datasets "0".."N-1", as
+    ``elmo.features`` writes them; returns the examples with their ``text_ids`` into that file."""
+    rng, index = np.random.default_rng(1), TextIndex()
+    examples = [{**e, "text_ids": {field: index.add(e[field]) for field in task.fields}} for e in examples]
+    with h5py.File(feature_path(features_dir, "train"), "w") as out:
+        for i, tokens in enumerate(index.texts):
+            out.create_dataset(str(i), data=rng.normal(size=(shape[0], len(tokens), shape[1])).astype(dtype))
+    return examples
 
 
 def bench_model(name: str, size: str, with_elmo: bool, data, vectors, plan: Plan, tmp: Path) -> dict:
@@ -227,8 +230,8 @@ def bench_model(name: str, size: str, with_elmo: bool, data, vectors, plan: Plan
         shape = (params["bilm"]["lstm"]["n_layers"] + 1, 2 * params["bilm"]["lstm"]["projection_dim"])
         features_dir = tmp / f"{name}-{size}"
         features_dir.mkdir(exist_ok=True)
-        write_layers(features_dir, task, examples, shape, params["features"]["dtype"])
-        layers = cached_example_layers(features_dir, "train", task.fields, expected=len(examples))
+        examples = write_layers(features_dir, task, examples, shape, params["features"]["dtype"])
+        layers = cached_example_layers(features_dir, "train", examples, task.fields)
     spec = RunSpec(task=name, elmo_name="elmo" if with_elmo else NO_ELMO, elmo=elmo, seed=0, train_fraction=1.0)
     # dev and test as in a run, so the word matrix (updated densely by Adam) has a run's rows; they
     # are never batched here, so their layers are not needed (the train file stands in)

@@ -5,25 +5,25 @@ The key names an entry of the rendered params section ``elmo_features.<job>`` (o
 that some run reads): the biLM directory (``base``: ``bilm_source.path``, ``models/bilm`` trained
 by this pipeline or a directory with the released ELMo ``options.json`` + ``weights.hdf5``;
 ``finetuned``: ``models/finetuned/<task>``; ``cove``: ``models/cove``, CoVe's two MT-LSTM layers
-in the same layout), the task's prepared examples
-(``data/<dir>/{train,dev,test}.jsonl``) and the output directory
-(``data/features/<dir>/<biLM>``). Writes one HDF5 file per split and per token field the biLM
-embeds (allennlp ``elmo --all`` layout, keyed by example index): ``<split>.hdf5`` for a task of
-single sentences, ``<split>.<field>.hdf5`` for pairs (SNLI: premise and hypothesis, each embedded
-on its own, as the ESIM model reads them).
+in the same layout), the task's prepared splits (``data/<dir>``) and the output directory
+(``data/features/<dir>/<biLM>``). Embeds each split's unique texts (``<split>.texts.jsonl``,
+:mod:`elmo_repro.data.examples`) once, however many examples point at a text, each on its own
+(stateless), and writes ``<split>.hdf5`` (allennlp ``elmo --all`` layout, keyed by text id). A
+run's batches get the layers of the texts their examples reference
+(:class:`elmo_repro.elmo.layer_source.ExampleLayers`). Logs per split the texts, the example
+fields that reference them (what embedding per example would have cost) and tokens per second.
 """
 
 import argparse
 import time
-from pathlib import Path
 
 from elmo_repro.cove.features import load_cove, write_cove_features
-from elmo_repro.data.examples import read_examples
+from elmo_repro.data.examples import examples_path, read_texts, texts_path
 from elmo_repro.elmo.embedder import load_bilm
 from elmo_repro.elmo.features import write_features
 from elmo_repro.elmo.layer_source import feature_path
 from elmo_repro.experiments.tasks import TASKS
-from elmo_repro.io import InputError
+from elmo_repro.io import InputError, iter_lines
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
 from stages import stage_args
@@ -57,16 +57,14 @@ def main(argv: list[str] | None = None) -> None:
             def write(path, sentences):
                 write_features(path, model, sentences, cfg["batch_size"], cfg["dtype"])
         for split in SPLITS:
-            examples = read_examples(Path(entry["data"]) / f"{split}.jsonl", info.fields)
-            for field in info.fields:
-                sentences = [example[field] for example in examples]
-                start = time.monotonic()
-                write(feature_path(entry["out"], split, field), sentences)
-                seconds = time.monotonic() - start
-                tokens = sum(len(s) for s in sentences)
-                prefix = split if field == "tokens" else f"{split}_{field}"
-                run.log_metrics({f"{prefix}_sentences": len(sentences), f"{prefix}_tokens": tokens,
-                                 f"{prefix}_tokens_per_second": tokens / seconds})
+            texts = read_texts(texts_path(entry["data"], split))
+            references = len(info.fields) * sum(1 for _ in iter_lines(examples_path(entry["data"], split)))
+            start = time.monotonic()
+            write(feature_path(entry["out"], split), texts)
+            seconds = time.monotonic() - start
+            tokens = sum(len(text) for text in texts)
+            run.log_metrics({f"{split}_texts": len(texts), f"{split}_references": references,
+                             f"{split}_tokens": tokens, f"{split}_tokens_per_second": tokens / seconds})
 
 
 if __name__ == "__main__":

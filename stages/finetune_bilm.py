@@ -3,7 +3,7 @@
 
 Reads the base biLM (``bilm_source.path``, ``models/bilm`` when trained here) with the pretraining
 checkpoint (``models/bilm_checkpoints/checkpoint.pt``: its Adagrad state continues, as bilm-tf's
-restart) and the task's prepared examples (``data/<dir>/{train,dev,test}.jsonl``). The fine-tuning
+restart) and the task's prepared splits (``data/<dir>``, :mod:`elmo_repro.data.examples`). The fine-tuning
 text is the **training** split only, one sentence per line, each distinct sentence once, without
 any sentence of the dev or test split (:mod:`elmo_repro.bilm.finetune`); the budget is
 ``finetune.epochs`` passes over it, the other settings the pretraining ones (``pretrain``),
@@ -23,7 +23,7 @@ from pathlib import Path
 from elmo_repro.bilm.evaluate import bilm_perplexity
 from elmo_repro.bilm.finetune import drop_held_out, finetuning_text, load_start
 from elmo_repro.bilm.train import PretrainConfig, pretrain, save_model
-from elmo_repro.data.examples import read_examples
+from elmo_repro.data.examples import read_split
 from elmo_repro.experiments.specs import finetuned_dir
 from elmo_repro.experiments.tasks import TASKS
 from elmo_repro.io import write_json
@@ -44,7 +44,7 @@ def task_text(task: str, data_dir: str | Path | None = None) -> tuple[list[list[
     """
     info = TASKS[task]
     root = Path(data_dir or info.data_dir)
-    splits = {split: read_examples(root / f"{split}.jsonl", info.fields) for split in ("train", "dev", "test")}
+    splits = {split: read_split(root, split, info.fields) for split in ("train", "dev", "test")}
     text = finetuning_text(splits["train"], info.fields)
     held_out = [e[field] for split in ("dev", "test") for e in splits[split] for field in info.fields]
     kept, dropped = drop_held_out(text, held_out)

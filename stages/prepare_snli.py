@@ -1,7 +1,9 @@
 """Stage prepare_snli: SNLI pairs -> one JSON example per line.
 
-Writes ``data/snli/{train,dev,test}.jsonl``, one ``{"premise", "hypothesis", "label"}`` object per
-pair, and the counts to ``results/metrics/snli_data.json``. Where the splits come from is
+Writes ``data/snli/{train,dev,test}.jsonl``, one ``{"text_ids": {"premise": id, "hypothesis": id},
+"label"}`` object per pair, each split's unique sentences (premises and hypotheses together; a
+premise has ~3 hypotheses) to ``<split>.texts.jsonl`` (``elmo_repro.data.examples``: the features
+stage embeds each once), and the counts to ``results/metrics/snli_data.json``. Where the splits come from is
 ``tasks.snli.data.train_from``:
 
 * ``dev`` (the mirror, which has no training split): train = SNLI dev minus a selection slice,
@@ -16,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from elmo_repro.console import log
-from elmo_repro.data.examples import write_examples
+from elmo_repro.data.examples import write_split
 from elmo_repro.data.snli import read_jsonl, read_line_files, split_by_premise
 from elmo_repro.io import write_json
 from elmo_repro.params import load_params, mirror_path
@@ -46,14 +48,14 @@ def main(argv: list[str] | None = None) -> None:
         data = splits(mirror_path(params, "snli"), cfg["train_from"], cfg["selection_premises"])
         stats: dict[str, int] = {}
         for split, pairs in data.items():
-            write_examples(OUT_DIR / f"{split}.jsonl", pairs)
+            stats[f"{split}_texts"] = write_split(OUT_DIR, split, pairs, ("premise", "hypothesis"))["texts"]
             stats[f"{split}_pairs"] = len(pairs)
             stats[f"{split}_premises"] = len({" ".join(p["premise"]) for p in pairs})
             stats.update({f"{split}_{label}": n for label, n in sorted(Counter(p["label"] for p in pairs).items())})
         write_json(STATS, stats)
         run.log_metrics(stats)
         log("[prepare_snli] " + ", ".join(f"{split} {stats[f'{split}_pairs']} pairs "
-                                          f"({stats[f'{split}_premises']} premises)" for split in data))
+                                          f"({stats[f'{split}_premises']} premises, {stats[f'{split}_texts']} unique sentences)" for split in data))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Stage prepare_sst5: SST-5 trees -> one JSON example per line.
 
 Reads ``sst5/trees/{train,dev,test}.txt`` from the data mirror (``elmo_repro.data.sst``) and writes
-``data/sst5/{train,dev,test}.jsonl``, one ``{"tokens", "label"}`` object per example (label 0-4).
+``data/sst5/{train,dev,test}.jsonl``, one ``{"text_ids": {"tokens": id}, "label"}`` object per
+example (label 0-4), and each split's unique token sequences to ``<split>.texts.jsonl``
+(``elmo_repro.data.examples``).
 Dev and test hold one example per sentence (the root label: the paper reports sentence-level
 accuracy); train holds one per sentence, or with ``tasks.sst5.data.phrases`` one per phrase (every
 subtree, each embedded by the biLM on its own). Counts go to ``results/metrics/sst5_data.json``.
@@ -11,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from elmo_repro.console import log
-from elmo_repro.data.examples import write_examples
+from elmo_repro.data.examples import write_split
 from elmo_repro.data.sst import read_trees
 from elmo_repro.io import write_json
 from elmo_repro.params import load_params, mirror_path
@@ -28,7 +30,7 @@ def prepare(trees_dir: Path, phrases: bool, out_dir: Path = OUT_DIR) -> dict[str
     stats: dict[str, int] = {}
     for split in ("train", "dev", "test"):
         examples = read_trees(trees_dir / f"{split}.txt", subtrees=phrases and split == "train")
-        write_examples(out_dir / f"{split}.jsonl", examples)
+        stats[f"{split}_texts"] = write_split(out_dir, split, examples, ("tokens",))["texts"]
         stats[f"{split}_examples"] = len(examples)
         stats[f"{split}_tokens"] = sum(len(e["tokens"]) for e in examples)
         for label, count in sorted(Counter(e["label"] for e in examples).items()):

@@ -114,7 +114,8 @@ def run_family(task: str, with_elmo: bool, job: str) -> Stage:
 
 
 def prepare_stage(task: str) -> Stage:
-    """The task's examples from the mirror (``data/<dir>/{train,dev,test}.jsonl``), as declared."""
+    """The task's splits from the mirror (``data/<dir>/<split>.jsonl`` examples pointing at
+    ``<split>.texts.jsonl``), as declared."""
     prepare = TASKS[task].prepare
     return Stage(name=prepare.stage, module=prepare.stage, deps=[f"{MIRROR}/{path}" for path in prepare.inputs],
                  params=list(prepare.params), outs=[TASKS[task].data_dir], metrics=list(prepare.metrics),
@@ -122,8 +123,8 @@ def prepare_stage(task: str) -> Stage:
 
 
 def features_stage(job: str) -> Stage:
-    """Every biLM layer of every example of a task under one biLM (one HDF5 per split and token
-    field), once per (task, biLM) that some run of ``job`` reads first: the rendered params section
+    """Every biLM layer of every distinct text of a task's splits under one biLM (one HDF5 per
+    split, keyed by text id), once per (task, biLM) that some run of ``job`` reads first: the rendered params section
     ``elmo_features.<job>``, keyed ``<task>-<biLM>`` (experiments.specs.render_elmo_features)."""
     return Stage(
         name="features",

@@ -81,7 +81,8 @@ from fp_bounds import bilm_bound
 from elmo_repro.bilm.model import BiLM, BiLMConfig
 from elmo_repro.bilm.train import PretrainConfig, pretrain
 from elmo_repro.data.character_ids import MAX_CHARS, batch_to_char_ids, token_to_char_ids
-from elmo_repro.data.conll import read_conll2003, read_jsonl, write_jsonl
+from elmo_repro.data.conll import read_conll2003, read_prepared
+from elmo_repro.data.examples import read_examples, read_texts, write_split
 from elmo_repro.data.lm_batches import LMStream, TypeTable
 from elmo_repro.data.lm_corpus import (ABC_ZIP, BROWN_ZIP, LM1B_DEV, LM1B_TEST, build_split, read_abc,
                                        read_brown, read_lm1b)
@@ -115,8 +116,8 @@ READERS: list[tuple[str, str, list[str], Callable[[Path], Any]]] = [
     ("lm_text", "train.txt", ["is open", "the café"], read_sentences),
     ("lm1b", "x.tokens", ["is open", "the café"], lambda p: list(read_lm1b(p))),
     ("conll", "eng.train", ["open JJ I-ADJP O", "café NN I-NP I-LOC"], read_conll2003),
-    ("jsonl", "train.jsonl", ['{"tokens": ["open"], "ner": ["O"]}', '{"tokens": ["café"], "ner": ["O"]}'],
-     read_jsonl),
+    ("texts", "train.texts.jsonl", ['{"id": 0, "tokens": ["open"]}', '{"id": 1, "tokens": ["café"]}'], read_texts),
+    ("jsonl", "train.jsonl", ['{"ner": ["O"]}', '{"ner": ["café"]}'], lambda p: read_examples(p, ())),
     ("vocab", "vocab.txt", ["<S>", "café", "</S>", "<UNK>"], lambda p: Vocabulary.load(p).tokens),
     ("word2vec", "vectors.txt", ["2 2", "café 1 2", "open 3 4"], _vectors),
     ("glove", "glove.txt", ["open 3 4", "café 1 2"], _vectors),
@@ -262,7 +263,8 @@ def test_utf8_whatever_the_locale(tmp_path):
     script = textwrap.dedent("""
         import json, locale, sys
         from pathlib import Path
-        from elmo_repro.data.conll import read_conll2003, read_jsonl, write_jsonl
+        from elmo_repro.data.conll import read_conll2003, read_prepared
+        from elmo_repro.data.examples import write_split
         from elmo_repro.data.text import read_sentences
         from elmo_repro.data.vocabulary import Vocabulary
         from elmo_repro.io import atomic_open, read_json, write_json
@@ -270,14 +272,13 @@ def test_utf8_whatever_the_locale(tmp_path):
         from elmo_repro.vectors import load_text_vectors
         root = Path(sys.argv[1])
         conll = read_conll2003(root / "eng.train")
-        with atomic_open(root / "out.jsonl") as handle:
-            write_jsonl(handle, conll)
+        write_split(root, "out", conll, ("tokens",))
         vocab = Vocabulary.load(root / "vocab.txt")
         vocab.save(root / "out_vocab.txt")
         sentences = read_sentences(root / "train.txt")
         write_json(root / "out.json", {"sentences": sentences})
         result = {"encoding": locale.getpreferredencoding(False), "sentences": sentences,
-                  "conll": read_jsonl(root / "out.jsonl")[0]["tokens"], "vocab": vocab.tokens,
+                  "conll": read_prepared(root, "out")[0]["tokens"], "vocab": vocab.tokens,
                   "json": read_json(root / "out.json")["sentences"],
                   "params": load_params(root / "params.yaml", validate=False)["data"]["mirror"],
                   "vectors": load_text_vectors(root / "vectors.txt")[0]}
@@ -296,7 +297,7 @@ def test_utf8_whatever_the_locale(tmp_path):
     assert result["vocab"] == ["<S>", "</S>", "<UNK>", "café", "😀"]
     assert result["params"] == "naïve" and result["vectors"] == ["日本"]
     assert (tmp_path / "out_vocab.txt").read_bytes() == "<S>\n</S>\n<UNK>\ncafé\n😀\n".encode("utf-8")
-    assert "日本".encode("utf-8") in (tmp_path / "out.jsonl").read_bytes()
+    assert "日本".encode("utf-8") in (tmp_path / "out.texts.jsonl").read_bytes()
 
 
 # ------------------------------------------------------------------------ blank and empty input
@@ -311,14 +312,21 @@ def test_blank_lines_do_not_shift_sentence_indices(tmp_path):
     assert read_conll2003(tmp_path / "spaced") == read_conll2003(tmp_path / "compact")
     assert [s["tokens"] for s in read_conll2003(tmp_path / "spaced")] == [["A"], ["B"]]
 
-    # JSONL sentence files: the line index is the sentence index (features are keyed by it), so a
-    # blank line is an error, not silently skipped.
-    good = '{"tokens": ["A"], "ner": ["O"]}'
-    for text, line in [(f"{good}\n\n{good}\n", 2), (f"{good}\n{good}\n\n", 3), (f"{good}\n  \n", 2)]:
-        (tmp_path / "dev.jsonl").write_text(text, encoding="utf-8")
+    # JSONL example and text files: the line index is the example index and the text id (features
+    # are keyed by it), so a blank line is an error, not silently skipped.
+    good, text = '{"text_ids": {"tokens": 0}, "ner": ["O"]}', '{"id": 0, "tokens": ["A"]}'
+    for content, line in [(f"{good}\n\n{good}\n", 2), (f"{good}\n{good}\n\n", 3), (f"{good}\n  \n", 2)]:
+        (tmp_path / "dev.texts.jsonl").write_text(text + "\n", encoding="utf-8")
+        (tmp_path / "dev.jsonl").write_text(content, encoding="utf-8")
         with pytest.raises(InputError, match="blank line") as err:
-            read_jsonl(tmp_path / "dev.jsonl")
+            read_prepared(tmp_path, "dev")
         _where(err, tmp_path / "dev.jsonl", line)
+        texts = [text.replace('"id": 0', f'"id": {i}') if row == good else row
+                 for i, row in enumerate(content.split("\n"))]
+        (tmp_path / "dev.texts.jsonl").write_text("\n".join(texts), encoding="utf-8")
+        with pytest.raises(InputError, match="blank line") as err:
+            read_texts(tmp_path / "dev.texts.jsonl")
+        _where(err, tmp_path / "dev.texts.jsonl", line)
 
     # Vocabulary: a token's id is its line number - 1, so a blank line is an error.
     (tmp_path / "vocab.txt").write_text("<S>\n</S>\n\n<UNK>\n", encoding="utf-8")
@@ -332,7 +340,7 @@ def test_blank_lines_do_not_shift_sentence_indices(tmp_path):
 
 
 @pytest.mark.parametrize("case", ["lm1b_dev", "brown", "abc", "train_text", "heldout", "conll", "jsonl",
-                                  "word2vec_text"])
+                                  "texts", "word2vec_text"])
 def test_empty_training_shard(tmp_path, case):
     mirror = tmp_path / "mirror"
     if case in ("lm1b_dev", "brown", "abc"):          # a training source that yields no sentence
@@ -352,7 +360,8 @@ def test_empty_training_shard(tmp_path, case):
     name, text, read, problem = {
         "train_text": ("train.txt", "\n \n\r\n", read_sentences, "no sentences"),
         "conll": ("eng.train", "-DOCSTART- -X- O O\n\n", read_conll2003, "no sentences"),
-        "jsonl": ("train.jsonl", "", read_jsonl, "no examples"),
+        "jsonl": ("train.jsonl", "", lambda p: read_examples(p, ("tokens",)), "no examples"),
+        "texts": ("train.texts.jsonl", "", read_texts, "no texts"),
         "word2vec_text": ("train.txt", "", _word2vec_words, "no word occurs"),
     }[case]
     (tmp_path / name).write_text(text, encoding="utf-8")
@@ -488,9 +497,8 @@ def test_sentence_containing_slash(tmp_path, tiny_model):
     conll = tmp_path / "eng.train"
     conll.write_text("1/2 CD I-NP O\nand/or CC O O\n\n/ SYM O O\n", encoding="utf-8")
     sentences = read_conll2003(conll)
-    with atomic_open(tmp_path / "train.jsonl") as handle:
-        write_jsonl(handle, sentences)
-    tokens = [s["tokens"] for s in read_jsonl(tmp_path / "train.jsonl")]
+    write_split(tmp_path, "train", sentences, ("tokens",))
+    tokens = [s["tokens"] for s in read_prepared(tmp_path, "train")]
     assert tokens == [["1/2", "and/or"], ["/"]]
     path = tmp_path / "f.hdf5"
     write_features(path, tiny_model, tokens, dtype="float32")
@@ -571,19 +579,39 @@ def test_vocabulary_smaller_than_sampled_negatives(tmp_path):
 # ----------------------------------------------------------------------------- malformed files
 
 @pytest.mark.parametrize("line, problem", [
-    ("{tokens: [A]}", "malformed JSON"),
-    ('{"tokens": ["A"]}', "'ner' must be a non-empty list of non-empty strings"),
-    ('{"tokens": ["A", "B"], "ner": ["O"]}', "equal length"),
-    ('{"tokens": [], "ner": []}', "'tokens' must be a non-empty list"),
-    ('{"tokens": [1], "ner": ["O"]}', "non-empty strings"),
+    ("{text_ids: {tokens: 0}}", "malformed JSON"),
+    ('{"text_ids": {"tokens": 0}}', "'ner' must be a non-empty list of non-empty strings"),
+    ('{"text_ids": {"tokens": 1}, "ner": ["O"]}', "equal length"),
+    ('{"ner": ["O"]}', "missing 'text_ids'"),
+    ('{"text_ids": {"words": 0}, "ner": ["O"]}', r"text_ids.tokens is None, not a text id of .*dev.texts.jsonl \(0..1\)"),
+    ('{"text_ids": {"tokens": 2}, "ner": ["O"]}', r"text_ids.tokens is 2, not a text id"),
+    ('{"text_ids": {"tokens": true}, "ner": ["O"]}', r"text_ids.tokens is True, not a text id"),
+    ('{"text_ids": {"tokens": 0}, "ner": [1]}', "non-empty strings"),
     ('["A"]', "expected a JSON object"),
 ])
 def test_malformed_conll_jsonl_line(tmp_path, line, problem):
     # The original 4-column format: test_conll.py::test_malformed_line_names_file_and_line.
+    (tmp_path / "dev.texts.jsonl").write_text('{"id": 0, "tokens": ["A"]}\n{"id": 1, "tokens": ["A", "B"]}\n',
+                                              encoding="utf-8")
     path = tmp_path / "dev.jsonl"
-    path.write_text('{"tokens": ["A"], "ner": ["O"]}\n' + line + "\n", encoding="utf-8")
+    path.write_text('{"text_ids": {"tokens": 0}, "ner": ["O"]}\n' + line + "\n", encoding="utf-8")
     with pytest.raises(InputError, match=problem) as err:
-        read_jsonl(path)
+        read_prepared(tmp_path, "dev")
+    _where(err, path, 2)
+
+
+@pytest.mark.parametrize("line, problem", [
+    ('{"id": 0, "tokens": []}', "'tokens' must be a non-empty list"),
+    ('{"id": 0, "tokens": ["A", ""]}', "non-empty strings"),
+    ('{"id": 2, "tokens": ["A"]}', "a text's id is its line index"),
+    ('{"tokens": ["A"]}', "a text's id is its line index"),
+    ("{id: 1}", "malformed JSON"),
+])
+def test_malformed_texts_line(tmp_path, line, problem):
+    path = tmp_path / "dev.texts.jsonl"
+    path.write_text('{"id": 0, "tokens": ["A"]}\n' + line.replace('"id": 0', '"id": 1') + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=problem) as err:
+        read_texts(path)
     _where(err, path, 2)
 
 

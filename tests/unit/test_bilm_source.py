@@ -1,7 +1,6 @@
 """`bilm_source.path`: the feature stage runs on the released ELMo weights as well as on ours."""
 
 import contextlib
-import json
 from pathlib import Path
 
 import h5py
@@ -13,11 +12,14 @@ from fp_bounds import bilm_bound
 import stages.extract_features as stage
 from elmo_repro.bilm.released import load_released
 from elmo_repro.data.character_ids import batch_to_char_ids
+from elmo_repro.data.examples import write_split
 from elmo_repro.elmo.features import read_sentence_index
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared/data/elmo_test_fixtures"
 SENTENCES = {"train": [["The", "EU", "rejects", "German", "call"]], "dev": [["Peter", "Blackburn"]],
-             "test": [["SOCCER", "-", "JAPAN", "GET", "LUCKY", "WIN", "."], ["Peter", "Blackburn"]]}
+             "test": [["SOCCER", "-", "JAPAN", "GET", "LUCKY", "WIN", "."], ["Peter", "Blackburn"],
+                      ["SOCCER", "-", "JAPAN", "GET", "LUCKY", "WIN", "."]]}
+LOGGED: dict = {}
 
 
 @pytest.fixture
@@ -25,10 +27,8 @@ def stage_dir(tmp_path, monkeypatch):
     if not FIXTURES.is_dir():
         pytest.skip(f"{FIXTURES} not present")
     for split, sentences in SENTENCES.items():
-        path = tmp_path / f"data/conll2003/{split}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(json.dumps({"tokens": s, "ner": ["O"] * len(s)}) + "\n" for s in sentences),
-                        encoding="utf-8")
+        write_split(tmp_path / "data/conll2003", split, [{"tokens": s, "ner": ["O"] * len(s)} for s in sentences],
+                    ("tokens",))
 
     @contextlib.contextmanager
     def fake_stage_run(name, params, sections):
@@ -36,7 +36,7 @@ def stage_dir(tmp_path, monkeypatch):
 
         class Run:
             def log_metrics(self, metrics, step=None):
-                pass
+                LOGGED.update(metrics)
         yield Run()
 
     monkeypatch.chdir(tmp_path)
@@ -63,7 +63,9 @@ def test_features_from_released_weights(stage_dir, monkeypatch):
         # batched with padding, another float32 ordering: twice the biLM chain bound (fp_bounds.py)
         bound = 2 * bilm_bound(model.config, len(SENTENCES["test"][0]) + 2, np.abs(expected).max())
         np.testing.assert_allclose(f["0"][()], expected, rtol=0, atol=bound)
-        assert read_sentence_index(f)["Peter Blackburn"] == "1"
+        assert read_sentence_index(f) == {"SOCCER - JAPAN GET LUCKY WIN .": "0", "Peter Blackburn": "1"}
+        assert sorted(f.keys()) == ["0", "1", "sentence_to_index"]      # the repeated sentence: embedded once
+    assert LOGGED["test_texts"] == 2 and LOGGED["test_references"] == 3 and LOGGED["test_tokens"] == 9
 
 
 def test_a_missing_source_names_the_path(stage_dir, monkeypatch):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_repro.data.conll import (bioul_to_iob2, iob1_to_bioul, iob2_to_bioul, read_conll2003, read_jsonl,
+from elmo_repro.data.conll import (bioul_to_iob2, iob1_to_bioul, iob2_to_bioul, read_conll2003, read_prepared,
                                    split_stats, to_iob2)
 from elmo_repro.io import InputError
 
@@ -110,7 +110,12 @@ def test_stage_writes_jsonl_and_logs_official_counts(tmp_path, monkeypatch):
         assert logged[f"{split}_sentences"] == official["sentences"]
         assert logged[f"{split}_tokens"] == official["tokens"]
         assert logged[f"{split}_entities"] == sum(v for k, v in official.items() if k.startswith("entities_"))
-    dev = read_jsonl(tmp_path / "data/conll2003/dev.jsonl")
-    assert len(dev) == 3250 and dev == read_conll2003(CONLL / "eng.testa")
+    dev = read_prepared(tmp_path / "data/conll2003", "dev")
+    original = read_conll2003(CONLL / "eng.testa")
+    assert len(dev) == 3250 and [{k: v for k, v in s.items() if k != "text_ids"} for s in dev] == original
+    # each distinct sentence is one text (repeated score lines, "-- Ryan" bylines ... share one)
+    assert logged["dev_texts"] == len({tuple(s["tokens"]) for s in original}) < 3250
     first = json.loads((tmp_path / "data/conll2003/train.jsonl").read_text(encoding="utf-8").splitlines()[0])
-    assert first["tokens"][:3] == ["EU", "rejects", "German"] and first["ner"][:3] == ["I-ORG", "O", "I-MISC"]
+    text = json.loads((tmp_path / "data/conll2003/train.texts.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert first["text_ids"] == {"tokens": 0} and text["id"] == 0
+    assert text["tokens"][:3] == ["EU", "rejects", "German"] and first["ner"][:3] == ["I-ORG", "O", "I-MISC"]

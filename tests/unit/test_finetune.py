@@ -12,7 +12,7 @@ from elmo_repro.bilm.finetune import drop_held_out, finetuning_text, load_start
 from elmo_repro.bilm.model import BiLMConfig
 from elmo_repro.bilm.train import CHECKPOINT, PretrainConfig, pretrain, save_model
 from elmo_repro.data.contamination import sentence_key
-from elmo_repro.data.examples import write_examples
+from elmo_repro.data.examples import write_split
 from elmo_repro.data.vocabulary import Vocabulary, count_tokens
 from elmo_repro.io import InputError
 
@@ -62,12 +62,12 @@ def test_no_held_out_sentence_reaches_the_text_whatever_its_length_or_spelling()
 def test_the_stage_builds_its_text_from_the_training_split_only(tmp_path, monkeypatch):
     from stages.finetune_bilm import task_text
     data = tmp_path / "data"
-    write_examples(data / "train.jsonl", [{"tokens": ["a", "b", "c"], "ner": ["O"] * 3},
-                                          {"tokens": ["seen", "in", "dev"], "ner": ["O"] * 3},
-                                          {"tokens": ["seen", "in", "test"], "ner": ["O"] * 3}])
-    write_examples(data / "dev.jsonl", [{"tokens": ["Seen", "in", "dev", "."], "ner": ["O"] * 4},
-                                        {"tokens": ["only", "dev"], "ner": ["O"] * 2}])
-    write_examples(data / "test.jsonl", [{"tokens": ["seen", "in", "test"], "ner": ["O"] * 3}])
+    write_split(data, "train", [{"tokens": ["a", "b", "c"], "ner": ["O"] * 3},
+                                {"tokens": ["seen", "in", "dev"], "ner": ["O"] * 3},
+                                {"tokens": ["seen", "in", "test"], "ner": ["O"] * 3}], ("tokens",))
+    write_split(data, "dev", [{"tokens": ["Seen", "in", "dev", "."], "ner": ["O"] * 4},
+                              {"tokens": ["only", "dev"], "ner": ["O"] * 2}], ("tokens",))
+    write_split(data, "test", [{"tokens": ["seen", "in", "test"], "ner": ["O"] * 3}], ("tokens",))
     text, dev_text, counts = task_text("ner", data)
     assert text == [["a", "b", "c"]]
     assert dev_text == [["Seen", "in", "dev", "."], ["only", "dev"]]

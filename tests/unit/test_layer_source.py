@@ -7,6 +7,7 @@ import torch
 from fp_bounds import UF16, bilm_bound
 
 from elmo_repro.bilm.model import BiLM, BiLMConfig
+from elmo_repro.data.examples import read_split, read_texts, write_split
 from elmo_repro.elmo.features import write_features
 from elmo_repro.elmo.layer_source import CachedLayers, cached_example_layers, feature_path
 from elmo_repro.elmo.live_layers import LiveLayers
@@ -71,20 +72,32 @@ def test_cached_layers_errors_name_the_file(tmp_path, model):
         CachedLayers(tmp_path / "junk.hdf5")
 
 
-def test_example_layers_join_one_source_per_field(tmp_path, model):
-    premises, hypotheses = SENTENCES[:3], [["A", "b"], ["c"], ["d", "e", "f"]]
-    write_features(feature_path(tmp_path, "dev", "premise"), model, premises, dtype="float16")
-    write_features(feature_path(tmp_path, "dev", "hypothesis"), model, hypotheses, dtype="float16")
-    assert feature_path(tmp_path, "dev").name == "dev.hdf5"                 # a single-field task's file
-    layers = cached_example_layers(tmp_path, "dev", ("premise", "hypothesis"), expected=3)
+def test_example_layers_point_at_shared_texts(tmp_path, model):
+    # SNLI-like: two pairs share a premise; one hypothesis is also another pair's premise
+    pairs = [{"premise": SENTENCES[0], "hypothesis": SENTENCES[1]},
+             {"premise": SENTENCES[0], "hypothesis": SENTENCES[2]},
+             {"premise": SENTENCES[2], "hypothesis": SENTENCES[3]}]
+    assert write_split(tmp_path, "dev", pairs, ("premise", "hypothesis")) == {"examples": 3, "texts": 4, "references": 6}
+    examples = read_split(tmp_path, "dev", ("premise", "hypothesis"))
+    assert [e["text_ids"] for e in examples] == [{"premise": 0, "hypothesis": 1}, {"premise": 0, "hypothesis": 2},
+                                                 {"premise": 2, "hypothesis": 3}]
+    assert [{f: e[f] for f in ("premise", "hypothesis")} for e in examples] == pairs
+    texts = read_texts(tmp_path / "dev.texts.jsonl")
+    assert texts == SENTENCES[:4]
+    write_features(feature_path(tmp_path, "dev"), model, texts, dtype="float16")
+    layers = cached_example_layers(tmp_path, "dev", examples, ("premise", "hypothesis"))
     assert (layers.n_layers, layers.dim, len(layers)) == (3, 8, 3)
-    batch = layers.batch([2, 0])
-    assert [sorted(item) for item in batch] == [["hypothesis", "premise"]] * 2
-    assert batch[0]["premise"].shape == (3, len(premises[2]), 8) and batch[0]["hypothesis"].shape == (3, 3, 8)
-    assert batch[1]["hypothesis"].shape == (3, 2, 8)
-    with pytest.raises(InputError, match="dev.premise.hdf5.*holds 3 sentences, the split has 4"):
-        cached_example_layers(tmp_path, "dev", ("premise", "hypothesis"), expected=4)
-    write_features(feature_path(tmp_path, "test", "premise"), model, premises, dtype="float16")
-    write_features(feature_path(tmp_path, "test", "hypothesis"), model, hypotheses[:2], dtype="float16")
-    with pytest.raises(ValueError, match="differ"):
-        cached_example_layers(tmp_path, "test", ("premise", "hypothesis"))
+    stored = CachedLayers(feature_path(tmp_path, "dev")).batch(range(4))
+    batch = layers.batch([2, 0, 1])
+    assert [sorted(item) for item in batch] == [["hypothesis", "premise"]] * 3
+    for item, example in zip(batch, [examples[2], examples[0], examples[1]]):
+        for field in ("premise", "hypothesis"):
+            np.testing.assert_array_equal(item[field], stored[example["text_ids"][field]])
+    # a text shared within the batch is read once: the two examples hold the same array
+    assert batch[1]["premise"] is batch[2]["premise"]
+    assert batch[0]["premise"] is batch[2]["hypothesis"]
+    with pytest.raises(ValueError, match=r"example 1: hypothesis refers to text 7, not one of the 4 texts of .*dev.hdf5"):
+        cached_example_layers(tmp_path, "dev", [examples[0], {"text_ids": {"premise": 0, "hypothesis": 7}}],
+                              ("premise", "hypothesis"))
+    with pytest.raises(InputError, match="test.hdf5.*not found"):
+        cached_example_layers(tmp_path, "test", examples, ("premise", "hypothesis"))

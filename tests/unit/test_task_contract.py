@@ -42,14 +42,15 @@ N_LAYERS, DIM = 3, 8
 
 
 def write_layers(features_dir: Path, split: str, task, examples, seed=0):
-    """Random (L+1, T, D) float16 layers per example and field, in the feature-file layout."""
+    """Random (L+1, T, D) float16 layers per text the examples point at, in the feature-file layout."""
     rng = np.random.default_rng(seed)
-    for field in task.fields:
-        path = feature_path(features_dir, split, field)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with h5py.File(path, "w") as out:
-            for i, example in enumerate(examples):
-                out.create_dataset(str(i), data=rng.normal(size=(N_LAYERS, len(example[field]), DIM)).astype("float16"))
+    lengths = {e["text_ids"][field]: len(e[field]) for e in examples for field in task.fields}
+    assert sorted(lengths) == list(range(len(lengths)))                 # every text of the split, ids 0..N-1
+    path = feature_path(features_dir, split)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with h5py.File(path, "w") as out:
+        for text_id in range(len(lengths)):
+            out.create_dataset(str(text_id), data=rng.normal(size=(N_LAYERS, lengths[text_id], DIM)).astype("float16"))
 
 
 def test_every_task_has_a_fixture():
@@ -84,7 +85,7 @@ def test_task_with_cached_elmo_layers(name, tmp_path):
     data = {split: task.read(split, FIXTURES / name) for split in SPLITS}
     for split in SPLITS:
         write_layers(tmp_path, split, task, data[split])
-    layers = {split: cached_example_layers(tmp_path, split, task.fields, len(data[split])) for split in SPLITS}
+    layers = {split: cached_example_layers(tmp_path, split, data[split], task.fields) for split in SPLITS}
     elmo = ElmoSpec(placement="both", mix="learned", l2_coef=0.01)
     spec = RunSpec(task=name, elmo_name="elmo", elmo=elmo, seed=1, train_fraction=0.5)
     cfg = {**CONFIGS[name], "trainer": {**CONFIGS[name]["trainer"], "epochs": 2}}

@@ -19,13 +19,12 @@ Three tag schemes appear downstream:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Any
 
 from ..io import InputError, iter_lines
-from .examples import read_examples
+from .examples import examples_path, read_split
 
 DOCSTART = "-DOCSTART-"
 TAG_RE = re.compile(r"O|[IB]-[A-Z]+")
@@ -74,30 +73,26 @@ def _empty() -> dict[str, list[str]]:
     return {field: [] for field in FIELDS}
 
 
-def read_jsonl(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Read the ``data/conll2003/*.jsonl`` written by ``stages.prepare_conll2003`` (one sentence a line).
+def read_prepared(data_dir: str | os.PathLike, split: str) -> list[dict[str, Any]]:
+    """Read a split written by ``stages.prepare_conll2003`` (``<split>.jsonl`` with its sentences'
+    ids into ``<split>.texts.jsonl``, :mod:`elmo_repro.data.examples`), tokens filled in.
 
-    The line index is the sentence index used everywhere downstream (ELMo features are keyed by it),
-    so a blank line is an error rather than skipped (skipping it would shift every later index).
+    The line index is the sentence index used everywhere downstream, so a blank line is an error
+    rather than skipped (skipping it would shift every later index).
 
     Raises:
         InputError: naming the file and line, for what
-            :func:`~elmo_repro.data.examples.read_examples` checks (a blank line, malformed JSON, a
-            non-object, ``tokens`` or ``ner`` not a non-empty list of non-empty strings), and for
-            ``tokens`` and ``ner`` of different lengths; naming the file when it is missing or empty.
+            :func:`~elmo_repro.data.examples.read_split` checks (a blank line, malformed JSON, a
+            non-object, a text id no text has, ``ner`` not a non-empty list of non-empty strings),
+            and for ``tokens`` and ``ner`` of different lengths; naming the file when it is missing
+            or empty.
     """
-    sentences = read_examples(path, ("tokens", "ner"))
+    sentences = read_split(data_dir, split, ("tokens",), list_fields=("ner",))
     for number, sentence in enumerate(sentences, start=1):
         if len(sentence["ner"]) != len(sentence["tokens"]):
-            raise InputError(path, f"'tokens' and 'ner' must be of equal length, got {len(sentence['tokens'])} "
-                             f"and {len(sentence['ner'])}", line=number)
+            raise InputError(examples_path(data_dir, split), f"'tokens' and 'ner' must be of equal length, got "
+                             f"{len(sentence['tokens'])} and {len(sentence['ner'])}", line=number)
     return sentences
-
-
-def write_jsonl(handle, sentences: list[dict[str, Any]]) -> None:
-    """Write sentences one JSON object a line (UTF-8 text kept as is) to an open text handle."""
-    for sentence in sentences:
-        handle.write(json.dumps(sentence, ensure_ascii=False) + "\n")
 
 
 def split_stats(sentences: list[dict[str, list[str]]]) -> dict[str, int]:

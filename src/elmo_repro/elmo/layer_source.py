@@ -1,11 +1,12 @@
 """Where a run's biLM layers come from: a cached HDF5 feature file (here), or the frozen biLM
 live (:mod:`.live_layers`).
 
-Both give, for a list of example indices, one (L+1, T_i, D) array per example (``batch``), plus
-``n_layers`` and ``dim``, so a task's collation and the ELMo injection cannot tell them apart.
-An example may hold several token lists (SNLI: premise and hypothesis, a task's ``fields``), each
-embedded on its own: :class:`ExampleLayers` joins one source per field and gives a task's
-collation one ``{field: (L+1, T_i, D)}`` mapping per example.
+Both give, for a list of text ids, one (L+1, T_i, D) array per text (``batch``), plus ``n_layers``
+and ``dim``, so a task's collation and the ELMo injection cannot tell them apart. A split's texts
+are its unique token sequences (:mod:`elmo_repro.data.examples`), each embedded once; an example
+points at one text per token field (SNLI: premise and hypothesis, a task's ``fields``), and
+:class:`ExampleLayers` gives a task's collation one ``{field: (L+1, T_i, D)}`` mapping per
+example, reading each text of a batch once.
 :class:`CachedLayers` reads lazily (one open file, one dataset per example on demand), so memory
 does not grow with the data set. On the same input the two agree to within the float16 rounding of
 the cache (``tests/unit/test_layer_source.py``).
@@ -24,11 +25,9 @@ from ..io import InputError
 INDEX_KEY = "sentence_to_index"
 
 
-def feature_path(features_dir: str | Path, split: str, field: str = "tokens") -> Path:
-    """The feature file of one split and field: ``<split>.hdf5`` for a task's single ``tokens``
-    field (allennlp's one file per text), ``<split>.<field>.hdf5`` otherwise."""
-    name = f"{split}.hdf5" if field == "tokens" else f"{split}.{field}.hdf5"
-    return Path(features_dir) / name
+def feature_path(features_dir: str | Path, split: str) -> Path:
+    """The feature file of one split's texts: ``<features_dir>/<split>.hdf5``."""
+    return Path(features_dir) / f"{split}.hdf5"
 
 
 class CachedLayers:
@@ -75,45 +74,53 @@ class CachedLayers:
 
 
 class ExampleLayers:
-    """One layer source per field of a task's examples, indexed alike.
+    """A split's examples over the layers of its texts.
 
     Args:
-        sources: ``{field: source}`` (:class:`CachedLayers` or ``LiveLayers``), all of the same
-            biLM (same ``n_layers`` and ``dim``) and the same number of examples.
+        source: the texts' layers (:class:`CachedLayers` or ``LiveLayers``), indexed by text id.
+        text_ids: per example, ``{field: text id}`` (the examples' ``text_ids``).
+        fields: the token fields a batch gets, in order.
 
     Raises:
-        ValueError: no source, or sources of different shapes or lengths.
+        ValueError: no field, an example without one of ``fields``, or a text id the source does
+            not hold (naming the example index and, for a feature file, its path).
     """
 
-    def __init__(self, sources: dict[str, "CachedLayers"]):
-        if not sources:
+    def __init__(self, source: "CachedLayers", text_ids: Sequence[dict[str, int]], fields: Sequence[str]):
+        if not fields:
             raise ValueError("ExampleLayers needs at least one field")
-        shapes = {(s.n_layers, s.dim, len(s)) for s in sources.values()}
-        if len(shapes) != 1:
-            raise ValueError(f"the fields' layer sources differ in (layers, dim, examples): "
-                             f"{ {f: (s.n_layers, s.dim, len(s)) for f, s in sources.items()} }")
-        self.sources = sources
-        self.n_layers, self.dim, self.n_examples = shapes.pop()
+        where = f" of {source.path}" if hasattr(source, "path") else ""
+        for i, ids in enumerate(text_ids):
+            for field in fields:
+                text_id = ids.get(field) if isinstance(ids, dict) else None
+                if not (isinstance(text_id, int) and 0 <= text_id < len(source)):
+                    raise ValueError(f"example {i}: {field} refers to text {text_id!r}, not one of the "
+                                     f"{len(source)} texts{where}")
+        self.source, self.fields = source, tuple(fields)
+        self.text_ids = [{field: ids[field] for field in fields} for ids in text_ids]
+        self.n_layers, self.dim, self.n_examples = source.n_layers, source.dim, len(self.text_ids)
 
     def __len__(self) -> int:
         return self.n_examples
 
     def batch(self, indices: Sequence[int]) -> list[dict[str, np.ndarray]]:
-        """Per example, ``{field: (L+1, T_i, D)}`` in the sources' dtype."""
-        per_field = {field: source.batch(indices) for field, source in self.sources.items()}
-        return [{field: arrays[row] for field, arrays in per_field.items()} for row in range(len(indices))]
+        """Per example, ``{field: (L+1, T_i, D)}`` in the source's dtype; a text the batch shares is
+        read once (the examples then share its array: read-only)."""
+        wanted = sorted({self.text_ids[i][field] for i in indices for field in self.fields})
+        arrays = dict(zip(wanted, self.source.batch(wanted)))
+        return [{field: arrays[self.text_ids[i][field]] for field in self.fields} for i in indices]
 
     def close(self) -> None:
-        for source in self.sources.values():
-            source.close()
+        self.source.close()
 
 
-def cached_example_layers(features_dir: str | Path, split: str, fields: Sequence[str],
-                          expected: int | None = None) -> ExampleLayers:
-    """The cached layers of every field of a split (see :func:`feature_path`).
+def cached_example_layers(features_dir: str | Path, split: str, examples: Sequence[dict],
+                          fields: Sequence[str]) -> ExampleLayers:
+    """The cached layers of a split's examples (their ``text_ids``) from ``<split>.hdf5``.
 
     Raises:
         InputError: a missing or malformed feature file (as :class:`CachedLayers`).
+        ValueError: an example's text id the file does not hold (as :class:`ExampleLayers`).
     """
-    return ExampleLayers({field: CachedLayers(feature_path(features_dir, split, field), expected)
-                          for field in fields})
+    return ExampleLayers(CachedLayers(feature_path(features_dir, split)),
+                         [example["text_ids"] for example in examples], fields)

@@ -161,8 +161,8 @@ class TaskDeclaration:
     title: str                                  # the paper's row name
     metric: str
     placement: Literal["input", "output", "both"]
-    data_dir: str                               # data/<dir>/{train,dev,test}.jsonl (a stage output)
-    features_dir: str                           # <features_dir>/<biLM>/: one HDF5 per split and field
+    data_dir: str                               # data/<dir>/<split>.{jsonl,texts.jsonl} (a stage output)
+    features_dir: str                           # <features_dir>/<biLM>/<split>.hdf5: each text's layers
     prepare: Prepare
     config: type[Strict]                        # the model of params section tasks.<name>
     fields: tuple[str, ...] = ("tokens",)

@@ -45,12 +45,13 @@ class Task(Protocol):
     title: str                 # the paper's row name, e.g. "NER"
     metric: str                # primary metric key in score()'s result (metrics.json: dev_<metric>)
     data_dir: Path             # the prepared data (a stage output)
-    features_dir: Path         # cached ELMo layers: <features_dir>/<biLM>/, one HDF5 per split and field
+    features_dir: Path         # cached ELMo layers: <features_dir>/<biLM>/<split>.hdf5, keyed by text id
     fields: tuple[str, ...]    # the example keys holding the token lists the biLM embeds, each on its own
 
     def read(self, split: str, data_dir: Path | None = None) -> list[dict]:
-        """Examples of a split in file order (index = ELMo feature key), from ``data_dir``
-        (default: the task's ``data_dir``, a pipeline output)."""
+        """Examples of a split in file order, token fields filled in from the split's texts and
+        ``text_ids`` kept (the ELMo feature keys), from ``data_dir`` (default: the task's
+        ``data_dir``, a pipeline output; :func:`elmo_repro.data.examples.read_split`)."""
 
     def build_vocab(self, train: list[dict], splits: dict[str, list[dict]], vectors: Any, seed: int) -> Any:
         """Vocabularies and embedding matrices from the training split (and vectors)."""

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..data.examples import read_examples
+from ..data.examples import read_split
 from .word_embeddings import build_embeddings
 
 
@@ -69,8 +69,8 @@ class ClassificationTask:
     fields: ClassVar[tuple[str, ...]]
 
     def read(self, split: str, data_dir: Path | None = None) -> list[dict]:
-        """The prepared ``<split>.jsonl``, checked (:func:`elmo_repro.data.examples.read_examples`)."""
-        return read_examples(Path(data_dir or self.data_dir) / f"{split}.jsonl", self.fields, "label", self.labels)
+        """The prepared split, checked, token fields filled in (:func:`elmo_repro.data.examples.read_split`)."""
+        return read_split(data_dir or self.data_dir, split, self.fields, "label", self.labels)
 
     def build_vocab(self, train: list[dict], splits: dict[str, list[dict]],
                     vectors: tuple[list[str], np.ndarray], seed: int) -> WordVocab:

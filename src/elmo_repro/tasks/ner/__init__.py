@@ -1,6 +1,6 @@
 """CoNLL-2003 NER (paper §4, Table 1): the BiLSTM-CRF tagger, entity span F1 (conlleval semantics).
 
-* Data: ``data/conll2003/{train,dev,test}.jsonl`` (stage ``prepare_conll2003``; dev = eng.testa,
+* Data: ``data/conll2003/<split>.jsonl`` and its texts (stage ``prepare_conll2003``; dev = eng.testa,
   test = eng.testb); gold tags IOB1 as in the files, the tagger predicts BIOUL, the scorer reads IOB2.
 * Word vectors: exact form, else lowercased, else the trainable UNK row
   (:mod:`elmo_repro.tasks.word_embeddings`). All rows are fine-tuned.
@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from ...data.conll import iob1_to_bioul, read_jsonl, to_iob2
+from ...data.conll import iob1_to_bioul, read_prepared, to_iob2
 from ...experiments.specs import ElmoSpec
 from ...experiments.tasks import TASKS
 from ...metrics.span_f1 import span_prf
@@ -52,7 +52,7 @@ class NerTask:
     data_dir, features_dir = Path(TASKS["ner"].data_dir), Path(TASKS["ner"].features_dir)
 
     def read(self, split: str, data_dir: Path | None = None) -> list[dict]:
-        return read_jsonl(Path(data_dir or self.data_dir) / f"{split}.jsonl")
+        return read_prepared(data_dir or self.data_dir, split)
 
     def build_vocab(self, train: list[dict], splits: dict[str, list[dict]],
                     vectors: tuple[list[str], np.ndarray], seed: int) -> NerVocab:

@@ -1,13 +1,13 @@
 """SNLI (paper §4, Table 1): three-way textual entailment with ESIM (Chen et al. 2017), accuracy
 on the test pairs.
 
-* Data: ``data/snli/{train,dev,test}.jsonl`` (stage ``prepare_snli``): ``{"premise", "hypothesis",
+* Data: ``data/snli/<split>.jsonl`` and its texts (stage ``prepare_snli``): ``{"premise", "hypothesis",
   "label"}``, tokenized; where the splits come from (the mirror has no training split) is the
   stage's ``tasks.snli.data``.
 * Word vectors: exact form, else lowercased, else UNK (:mod:`elmo_repro.tasks.word_embeddings`),
   shared by premise and hypothesis.
-* ELMo: premise and hypothesis are embedded by the biLM each on its own (two feature files per
-  split) and mixed by the same ScalarMix, at the input and at the output of the input-encoding
+* ELMo: premise and hypothesis are embedded by the biLM each on its own (each distinct sentence
+  once: a premise serves ~3 pairs) and mixed by the same ScalarMix, at the input and at the output of the input-encoding
   biLSTM, before the soft alignment (the paper's SNLI placement).
 * Loss: mean cross-entropy per pair (+ the ScalarMix penalty). Selection on dev accuracy.
   Predictions are label indices into ``elmo_repro.data.snli.LABELS`` (entailment, neutral,

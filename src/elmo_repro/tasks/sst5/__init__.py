@@ -1,7 +1,7 @@
 """SST-5 (paper §4, Table 1): five-class sentence sentiment with the biattentive classification
 network (McCann et al. 2017), accuracy on the test sentences.
 
-* Data: ``data/sst5/{train,dev,test}.jsonl`` (stage ``prepare_sst5``): ``{"tokens", "label"}``, the
+* Data: ``data/sst5/<split>.jsonl`` and its texts (stage ``prepare_sst5``): ``{"tokens", "label"}``, the
   label 0-4 (very negative .. very positive). Dev and test are whole sentences (their root labels);
   train is whole sentences or, with ``tasks.sst5.data.phrases``, every phrase of the treebank.
 * Word vectors: exact form, else lowercased, else UNK (:mod:`elmo_repro.tasks.word_embeddings`);
