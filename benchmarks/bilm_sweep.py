@@ -37,7 +37,7 @@ import torch  # noqa: E402
 
 from elmo_repro.bilm.evaluate import bilm_perplexity  # noqa: E402
 from elmo_repro.bilm.model import BiLMConfig  # noqa: E402
-from elmo_repro.bilm.train import PretrainConfig, pretrain  # noqa: E402
+from elmo_repro.bilm.train import pretrain, pretrain_config  # noqa: E402
 from elmo_repro.console import log  # noqa: E402
 from elmo_repro.data.text import read_sentences  # noqa: E402
 from elmo_repro.data.vocabulary import Vocabulary  # noqa: E402
@@ -64,7 +64,7 @@ def run_setting(name: str, base: dict, sentences, vocab, heldout, minutes: float
     model_config = BiLMConfig.from_options(options, n_tokens_vocab=len(vocab))
     section = {**base["pretrain"], "batch_size": batch, "token_budget": LONG_BUDGET, "epochs": 0,
                "log_every": 10 ** 9, "checkpoint_every": 10 ** 9}
-    cfg = PretrainConfig.from_params(section)
+    cfg = pretrain_config(section)
     n_text = sum(len(s) + 1 for s in sentences)   # targets per direction per epoch (incl. </S>)
     tokens_per_batch = batch * cfg.unroll_steps
     rows, done, trained_s = [], 0, 0.0

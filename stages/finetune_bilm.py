@@ -22,7 +22,7 @@ from pathlib import Path
 
 from elmo_repro.bilm.evaluate import bilm_perplexity
 from elmo_repro.bilm.finetune import drop_held_out, finetuning_text, load_start
-from elmo_repro.bilm.train import PretrainConfig, pretrain, save_model
+from elmo_repro.bilm.train import pretrain, pretrain_config, save_model
 from elmo_repro.data.examples import read_split
 from elmo_repro.experiments.specs import finetuned_dir
 from elmo_repro.experiments.tasks import TASKS
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> None:
         text, dev_text, counts = task_text(task)
         batch = params["perplexity"]["batch_size"]
         before = bilm_perplexity(model, vocab, dev_text, batch)
-        cfg = PretrainConfig.from_params({**params["pretrain"], **params["finetune"]})
+        cfg = pretrain_config({**params["pretrain"], **params["finetune"]})
         started = time.monotonic()
         tuned, summary = pretrain(model.config, cfg, text, vocab, Path("models/finetune_checkpoints") / task,
                                   log_metrics=lambda metrics, step: run.log_metrics(metrics, step=step),

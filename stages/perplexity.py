@@ -6,7 +6,7 @@ Reads models/bilm and data/lm/heldout.txt; writes results/metrics/perplexity.jso
 from pathlib import Path
 
 from elmo_repro.bilm.evaluate import bilm_perplexity, oov_rate, unigram_perplexity
-from elmo_repro.bilm.train import load_model
+from elmo_repro.bilm.checkpoint import load_model
 from elmo_repro.data.text import read_sentences
 from elmo_repro.io import write_json
 from elmo_repro.params import load_params

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from elmo_repro.bilm.model import BiLMConfig
-from elmo_repro.bilm.train import PretrainConfig, pretrain, save_model
+from elmo_repro.bilm.train import pretrain, pretrain_config, save_model
 from elmo_repro.data.text import read_sentences
 from elmo_repro.data.vocabulary import Vocabulary
 from elmo_repro.io import write_json
@@ -30,14 +30,14 @@ def main(argv: list[str] | None = None) -> None:
     if int(os.environ.get("RANK", "0")) != 0:   # torchrun: the other ranks train and write nothing
         vocab = Vocabulary.load("data/vocab/vocab.txt", "data/vocab/counts.tsv")
         pretrain(BiLMConfig.from_options(params["bilm"], n_tokens_vocab=len(vocab)),
-                 PretrainConfig.from_params(params["pretrain"]), read_sentences("data/lm/train.txt"), vocab,
+                 pretrain_config(params["pretrain"]), read_sentences("data/lm/train.txt"), vocab,
                  Path("models/bilm_checkpoints"))
         return
     with stage_run("pretrain_bilm", params, SECTIONS) as run:
         vocab = Vocabulary.load("data/vocab/vocab.txt", "data/vocab/counts.tsv")
         vocab.check_frequency_sorted("data/vocab/vocab.txt")
         config = BiLMConfig.from_options(params["bilm"], n_tokens_vocab=len(vocab))
-        cfg = PretrainConfig.from_params(params["pretrain"])
+        cfg = pretrain_config(params["pretrain"])
         model, summary = pretrain(config, cfg, read_sentences("data/lm/train.txt"), vocab,
                                   Path("models/bilm_checkpoints"),
                                   log_metrics=lambda metrics, step: run.log_metrics(metrics, step=step))

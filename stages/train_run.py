@@ -63,7 +63,7 @@ def write_run(out: Path, spec: RunSpec, result) -> None:
     with atomic_open(out / "history.csv") as handle:
         handle.write(buffer.getvalue())
     # Through a handle: given a path, torch names the zip records after the temporary file, and
-    # equal weights would hash differently on every run (as bilm.train._save_reproducibly).
+    # equal weights would hash differently on every run (as bilm.checkpoint.save_reproducibly).
     with atomic_path(out / "model.pt") as tmp, open(tmp, "wb") as handle:
         torch.save(result.state_dict, handle)
 

@@ -77,9 +77,10 @@ import numpy as np
 import pytest
 import torch
 from fp_bounds import bilm_bound
+from pretrain_settings import settings
 
 from elmo_repro.bilm.model import BiLM, BiLMConfig
-from elmo_repro.bilm.train import PretrainConfig, pretrain
+from elmo_repro.bilm.train import pretrain
 from elmo_repro.data.character_ids import MAX_CHARS, batch_to_char_ids, token_to_char_ids
 from elmo_repro.data.conll import read_conll2003, read_prepared
 from elmo_repro.data.examples import read_examples, read_texts, write_split
@@ -569,7 +570,7 @@ def test_vocabulary_smaller_than_sampled_negatives(tmp_path):
     assert len(vocab) == 10
     config = BiLMConfig(filters=((1, 4), (2, 4)), char_dim=4, n_highway=1, cell_dim=8, projection_dim=4,
                         n_layers=1, dropout=0.0, n_tokens_vocab=len(vocab))
-    cfg = PretrainConfig(seed=0, token_budget=20, batch_size=2, unroll_steps=5, n_negative_samples=8192,
+    cfg = settings(seed=0, token_budget=20, batch_size=2, unroll_steps=5, n_negative_samples=8192,
                          log_every=1)
     with pytest.warns(UserWarning, match="8192 sampled negatives >= vocabulary size 10: using the full softmax"):
         _, summary = pretrain(config, cfg, sentences, vocab, tmp_path / "ckpt")

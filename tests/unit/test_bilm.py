@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 import torch
 from fp_bounds import U64, bilm_bound, gamma
+from pretrain_settings import settings
 
 from elmo_repro.bilm.evaluate import bilm_perplexity, oov_rate, unigram_perplexity
 from elmo_repro.bilm.model import BiLM, BiLMConfig
-from elmo_repro.bilm.train import NonFiniteTrainingError, PretrainConfig, load_model, pretrain, save_model
+from elmo_repro.bilm.train import NonFiniteTrainingError, load_model, pretrain, save_model
 from elmo_repro.data.character_ids import batch_to_char_ids
 from elmo_repro.data.vocabulary import Vocabulary, count_tokens
 
@@ -69,7 +70,7 @@ def test_unigram_perplexity_and_oov_by_hand():
 def _train(tmp_path: Path, stop_after=None, ckpt="ckpt"):
     counts, n = count_tokens(SENTENCES)
     vocab = Vocabulary.build(counts, n)
-    cfg = PretrainConfig(seed=3, token_budget=4 * 5 * 6, batch_size=4, unroll_steps=5, n_negative_samples=6,
+    cfg = settings(seed=3, token_budget=4 * 5 * 6, batch_size=4, unroll_steps=5, n_negative_samples=6,
                          checkpoint_every=2, log_every=2)
     return pretrain(small_config(len(vocab)), cfg, SENTENCES, vocab, tmp_path / ckpt, stop_after=stop_after), vocab
 
@@ -102,7 +103,7 @@ def test_a_checkpoint_from_another_configuration_is_not_resumed(tmp_path):
     _train(tmp_path, stop_after=2, ckpt="d")
     counts, n = count_tokens(SENTENCES)
     vocab = Vocabulary.build(counts, n)
-    cfg = PretrainConfig(seed=3, token_budget=4 * 5 * 6, batch_size=4, unroll_steps=5, n_negative_samples=6,
+    cfg = settings(seed=3, token_budget=4 * 5 * 6, batch_size=4, unroll_steps=5, n_negative_samples=6,
                          checkpoint_every=2, log_every=2, learning_rate=0.1)   # changed configuration
     changed, _ = pretrain(small_config(len(vocab)), cfg, SENTENCES, vocab, tmp_path / "d")
     fresh, _ = pretrain(small_config(len(vocab)), cfg, SENTENCES, vocab, tmp_path / "e")
@@ -124,22 +125,27 @@ def test_saved_weights_are_byte_identical_for_equal_weights(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"n_negative_samples": 0}, "pretrain.n_negative_samples must be an integer >= 1, got 0"),
-    ({"n_negative_samples": -1}, "pretrain.n_negative_samples must be an integer >= 1, got -1"),
-    ({"batch_size": 0}, "pretrain.batch_size must be an integer >= 1, got 0"),
-    ({"learning_rate": 0.0}, "pretrain.learning_rate must be a finite number > 0, got 0.0"),
-    ({"grad_clip": float("nan")}, "pretrain.grad_clip must be a finite number > 0, got nan"),
-    ({"token_budget": -5}, "pretrain.token_budget must be a finite number >= 0, got -5"),
+    ({"n_negative_samples": 0}, "pretrain.n_negative_samples: Input should be greater than or equal to 1 (got 0)"),
+    ({"n_negative_samples": -1}, "pretrain.n_negative_samples: Input should be greater than or equal to 1 (got -1)"),
+    ({"batch_size": 0}, "pretrain.batch_size: Input should be greater than or equal to 1 (got 0)"),
+    ({"learning_rate": 0.0}, "pretrain.learning_rate: Input should be greater than 0 (got 0.0)"),
+    ({"learning_rate": float("inf")}, "pretrain.learning_rate: Input should be a finite number (got inf)"),
+    ({"grad_clip": float("nan")}, "pretrain.grad_clip: Input should be a finite number (got nan)"),
+    ({"token_budget": -5}, "pretrain.token_budget: Input should be greater than or equal to 0 (got -5)"),
 ])
 def test_settings_outside_their_domain_stop_before_training(tmp_path, change, message):
-    # issue 14 part 1: n_negative_samples 0 (or -1) used to train to NaN weights without an error
+    # issue 14 part 1: n_negative_samples 0 (or -1) used to train to NaN weights without an error.
+    # The training configuration is the params schema's pretrain section: checked when it is made,
+    # and again by pretrain() (a model_copy is not validated)
     counts, n = count_tokens(SENTENCES)
     vocab = Vocabulary.build(counts, n)
     base = dict(seed=3, token_budget=120, batch_size=4, unroll_steps=5, n_negative_samples=6, checkpoint_every=2,
                 log_every=2)
-    cfg = PretrainConfig(**{**base, **change})
     with pytest.raises(ValueError, match=re.escape(message)):
-        pretrain(small_config(len(vocab)), cfg, SENTENCES, vocab, tmp_path / "ckpt")
+        settings(**{**base, **change})
+    with pytest.raises(ValueError, match=re.escape(message)):
+        pretrain(small_config(len(vocab)), settings(**base).model_copy(update=change), SENTENCES, vocab,
+                 tmp_path / "ckpt")
     assert not (tmp_path / "ckpt").exists() or not any((tmp_path / "ckpt").iterdir())
 
 
@@ -164,11 +170,11 @@ def test_a_non_finite_loss_stops_naming_the_batch_and_keeps_the_last_good_checkp
 
 def test_weights_that_overflow_are_never_checkpointed(tmp_path):
     # a finite loss and gradient can still step a weight to inf: checked before each checkpoint
-    from elmo_repro.bilm.train import _stop_if_non_finite_weights
+    from elmo_repro.bilm.nonfinite import stop_if_non_finite_weights
     model = BiLM(small_config(5))
-    _stop_if_non_finite_weights(model, 3, tmp_path / "checkpoint.pt")                # finite: no error
+    stop_if_non_finite_weights(model, 3, tmp_path / "checkpoint.pt")                # finite: no error
     with torch.no_grad():
         model.forward_lstm.layers[1].bias[0] = float("inf")
     with pytest.raises(NonFiniteTrainingError, match=r"pretraining batch 3: the update left non-finite weights "
                        r"in forward_lstm\.layers\.1\.bias; not saved, no checkpoint was written yet"):
-        _stop_if_non_finite_weights(model, 3, tmp_path / "checkpoint.pt")
+        stop_if_non_finite_weights(model, 3, tmp_path / "checkpoint.pt")

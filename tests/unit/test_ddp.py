@@ -7,7 +7,6 @@ an interrupted and resumed 2-process run must end bit-identical to an uninterrup
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from pathlib import Path
@@ -17,9 +16,10 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 from fp_bounds import U32, bilm_step_roundings
+from pretrain_settings import settings
 
 from elmo_repro.bilm.model import BiLMConfig
-from elmo_repro.bilm.train import CHECKPOINT, PretrainConfig, pretrain
+from elmo_repro.bilm.train import CHECKPOINT, PretrainConfig, count_batches, pretrain
 from elmo_repro.data.lm_batches import LMStream, TypeTable
 from elmo_repro.data.vocabulary import Vocabulary, count_tokens
 
@@ -44,7 +44,7 @@ def _model_config(vocab: Vocabulary) -> BiLMConfig:
 
 def _cfg(batch_size: int) -> PretrainConfig:
     # the budget is N global batches of 2B x T target tokens, whatever the split
-    return PretrainConfig(seed=11, token_budget=WORLD * B * T * N, batch_size=batch_size, unroll_steps=T,
+    return settings(seed=11, token_budget=WORLD * B * T * N, batch_size=batch_size, unroll_steps=T,
                           n_negative_samples=6, checkpoint_every=2, log_every=2)
 
 
@@ -193,13 +193,12 @@ def test_ranks_train_on_disjoint_sentences():
 
 
 def test_world_size_divides_the_updates_and_precision_is_checked(tmp_path):
-    cfg = PretrainConfig.from_params({"epochs": 2, "batch_size": 4, "unroll_steps": 5, "precision": "fp32"})
-    assert cfg.precision == "fp32" and not cfg.extra
-    assert cfg.n_batches(1000) == 100 and cfg.n_batches(1000, world_size=4) == 25
-    assert PretrainConfig().precision == "fp32"
+    cfg = settings(epochs=2, batch_size=4, unroll_steps=5)
+    assert count_batches(cfg, 1000) == 100 and count_batches(cfg, 1000, world_size=4) == 25
     vocab = _vocab()
     with pytest.raises(ValueError, match="bf16' needs a CUDA device"):
-        pretrain(_model_config(vocab), dataclasses.replace(_cfg(B), precision="bf16"), SENTENCES, vocab, tmp_path)
-    with pytest.raises(ValueError, match="precision must be one of"):
-        pretrain(_model_config(vocab), dataclasses.replace(_cfg(B), precision="fp16"), SENTENCES, vocab, tmp_path)
+        pretrain(_model_config(vocab), _cfg(B).model_copy(update={"precision": "bf16"}), SENTENCES, vocab, tmp_path)
+    # a configuration built around the schema's check (model_copy does not validate) is checked again
+    with pytest.raises(ValueError, match="pretrain.precision: Input should be 'fp32' or 'bf16'"):
+        pretrain(_model_config(vocab), _cfg(B).model_copy(update={"precision": "fp16"}), SENTENCES, vocab, tmp_path)
     assert not (tmp_path / CHECKPOINT).exists()

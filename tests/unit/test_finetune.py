@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from pretrain_settings import settings
+
 from elmo_repro.bilm.finetune import drop_held_out, finetuning_text, load_start
 from elmo_repro.bilm.model import BiLMConfig
 from elmo_repro.bilm.train import CHECKPOINT, PretrainConfig, pretrain, save_model
@@ -29,7 +31,7 @@ def _config(vocab: Vocabulary) -> BiLMConfig:
 
 
 def _cfg(batches: int, **changes) -> PretrainConfig:
-    return PretrainConfig(**{**dict(seed=3, token_budget=4 * 5 * batches, batch_size=4, unroll_steps=5,
+    return settings(**{**dict(seed=3, token_budget=4 * 5 * batches, batch_size=4, unroll_steps=5,
                                     n_negative_samples=6, checkpoint_every=2, log_every=2), **changes})
 
 

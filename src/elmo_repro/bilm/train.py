@@ -19,7 +19,7 @@ is available) unless the caller already did, and trains as bilm-tf does with ``n
 
 - ``batch_size`` is per rank (bilm-tf: per GPU); one update consumes a global batch of
   ``world_size x batch_size`` rows, so the number of updates is the data (or the token budget)
-  over ``batch_size x unroll_steps x world_size`` (:meth:`PretrainConfig.n_batches`).
+  over ``batch_size x unroll_steps x world_size`` (:func:`count_batches`).
 - Every rank packs the same global batch from the same seeded streams and keeps only its own rows
   (rank r: rows ``r*B .. (r+1)*B - 1``), as bilm-tf splits ``iter_batches(batch_size * n_gpus)``
   across GPUs. Rows are refilled from one shared shuffled sentence order, so within an epoch each
@@ -54,81 +54,59 @@ import copy
 import hashlib
 import json
 import math
-import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import torch
 import torch.distributed as dist
+from pydantic import ValidationError
 
-from ..checks import check_count
 from ..console import Progress, log
 from ..data.lm_batches import LMStream, TypeTable
 from ..data.prefetch import Prefetcher
 from ..data.vocabulary import Vocabulary
+from ..experiments.pretraining import PretrainSection
 from ..fingerprint import NOT_OUTPUT_MODULES, code_fingerprint, local_imports
-from ..io import atomic_path, read_json, write_json
+from .checkpoint import CHECKPOINT, load_model, save_checkpoint, save_model  # noqa: F401  (the training API)
+from .distributed import RankContext, average_gradients, packed_batches
 from .model import BiLM, BiLMConfig
+from .nonfinite import NonFiniteTrainingError, stop_if_non_finite, stop_if_non_finite_weights  # noqa: F401
 
-CHECKPOINT = "checkpoint.pt"
-PRECISIONS = ("fp32", "bf16")
+# The ``pretrain`` params section is the training configuration: declared once, in the schema.
+PretrainConfig = PretrainSection
 
 
-@dataclass
-class PretrainConfig:
-    """The ``pretrain`` params section."""
+def pretrain_config(section: Mapping[str, Any]) -> PretrainConfig:
+    """The training configuration from a ``pretrain`` section (fine-tuning: ``pretrain`` updated
+    by ``finetune``), checked as ``params.yaml`` is.
 
-    seed: int = 0
-    token_budget: int = 1_000_000   # target tokens per direction; used when epochs is 0
-    epochs: float = 0.0             # passes over the training text (paper: 10); overrides the budget
-    batch_size: int = 128
-    unroll_steps: int = 20
-    n_negative_samples: int = 8192
-    learning_rate: float = 0.2
-    initial_accumulator: float = 1.0
-    grad_clip: float = 10.0
-    checkpoint_every: int = 500
-    log_every: int = 50
-    softmax_bias_init: str = "zeros"  # "zeros" (bilm-tf) or "unigram" (log training frequencies)
-    precision: str = "fp32"         # "fp32" or "bf16" (autocast; CUDA only)
-    extra: dict[str, Any] = field(default_factory=dict)
+    Raises:
+        ValueError: every setting missing, unknown or out of its domain, by key path
+            (``pretrain.learning_rate: must be > 0, got 0.0``).
+    """
+    try:
+        return PretrainConfig.model_validate(dict(section))
+    except ValidationError as err:
+        raise ValueError("; ".join(_problem(error) for error in err.errors(include_url=False))) from None
 
-    @classmethod
-    def from_params(cls, section: dict[str, Any]) -> "PretrainConfig":
-        known = {k: v for k, v in section.items() if k in cls.__dataclass_fields__ and k != "extra"}
-        return cls(**known, extra={k: v for k, v in section.items() if k not in known})
 
-    def check(self) -> None:
-        """Every count, size and rate in its domain (the params schema checks the same for
-        ``params.yaml``; this guards the Python API).
+def _problem(error: dict) -> str:
+    """``pretrain.<key>: <pydantic's message> (got <value>)``, as the params schema words it."""
+    where = ".".join(str(part) for part in ("pretrain", *error["loc"]))
+    got = f" (got {error['input']!r})" if error["type"] not in ("missing", "value_error") else ""
+    message = error["msg"].removeprefix("Value error, ")
+    return f"{where}: {'unknown key' if error['type'] == 'extra_forbidden' else message}{got}"
 
-        Raises:
-            ValueError: naming the first setting out of its domain and its value.
-        """
-        for name in ("batch_size", "unroll_steps", "n_negative_samples", "checkpoint_every", "log_every"):
-            check_count(getattr(self, name), f"pretrain.{name}")
-        for name, positive in (("learning_rate", True), ("grad_clip", True), ("initial_accumulator", False),
-                               ("epochs", False), ("token_budget", False)):
-            value = getattr(self, name)
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
-                and (value > 0 if positive else value >= 0)
-            if not ok:
-                raise ValueError(f"pretrain.{name} must be a finite number {'> 0' if positive else '>= 0'}, "
-                                 f"got {value!r}")
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"pretrain.precision must be one of {PRECISIONS}, got {self.precision!r}")
 
-    def n_batches(self, n_train_tokens: int, world_size: int = 1) -> int:
-        """Number of updates: ``epochs x n_train_tokens`` (bilm-tf: word tokens of the training
-        text, boundaries not counted) or the token budget, over ``batch_size x unroll_steps x
-        world_size`` (``batch_size`` is per rank: bilm-tf's per-GPU batch times ``n_gpus``)."""
-        if self.epochs < 0 or self.token_budget < 0:
-            raise ValueError(f"epochs and token_budget must be >= 0, got {self.epochs}, {self.token_budget}")
-        tokens = self.epochs * n_train_tokens if self.epochs > 0 else self.token_budget
-        return max(1, math.ceil(tokens / (self.batch_size * self.unroll_steps * world_size)))
+def count_batches(cfg: PretrainConfig, n_train_tokens: int, world_size: int = 1) -> int:
+    """Number of updates: ``epochs x n_train_tokens`` (bilm-tf: word tokens of the training text,
+    boundaries not counted) or the token budget, over ``batch_size x unroll_steps x world_size``
+    (``batch_size`` is per rank: bilm-tf's per-GPU batch times ``n_gpus``)."""
+    tokens = cfg.epochs * n_train_tokens if cfg.epochs > 0 else cfg.token_budget
+    return max(1, math.ceil(tokens / (cfg.batch_size * cfg.unroll_steps * world_size)))
 
 
 # Code whose edits invalidate a checkpoint: what this module runs, found by the project's one
@@ -164,75 +142,13 @@ def _fingerprint(model_config: BiLMConfig, cfg: PretrainConfig, n_sentences: int
     never trained). The code is hashed without comments and docstrings, which cannot change what
     it trains."""
     code = code_fingerprint(_CODE, _PACKAGE)
-    blob = json.dumps([model_config.to_options(), cfg.__dict__, n_sentences, n_types, world_size, code]
+    blob = json.dumps([model_config.to_options(), cfg.model_dump(), n_sentences, n_types, world_size, code]
                       + ([start] if start else []), sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _detach(states):
     return [(h.detach(), c.detach()) for h, c in states] if states is not None else None
-
-
-@dataclass(frozen=True)
-class _Dist:
-    """This process's place in a data-parallel run (rank 0 of 1 on the CPU without torchrun)."""
-
-    rank: int = 0
-    world_size: int = 1
-    device: torch.device = torch.device("cpu")
-    owns_group: bool = False    # True: pretrain() created the process group and destroys it
-
-    @classmethod
-    def setup(cls) -> "_Dist":
-        """Read the torchrun environment; join the process group when WORLD_SIZE > 1."""
-        local_rank = os.environ.get("LOCAL_RANK")
-        cuda = local_rank is not None and torch.cuda.is_available()
-        device = torch.device("cuda", int(local_rank)) if cuda else torch.device("cpu")
-        if cuda:
-            torch.cuda.set_device(device)
-            # cuBLAS is only deterministic with a fixed workspace (use_deterministic_algorithms)
-            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        if dist.is_available() and dist.is_initialized():
-            return cls(dist.get_rank(), dist.get_world_size(), device) if dist.get_world_size() > 1 \
-                else cls(device=device)
-        if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
-            return cls(device=device)
-        if cuda:
-            dist.init_process_group("nccl", device_id=device)
-        else:
-            dist.init_process_group("gloo")
-        return cls(dist.get_rank(), dist.get_world_size(), device, owns_group=True)
-
-    def rows(self, batch_size: int) -> slice:
-        """This rank's rows of a global batch of ``world_size x batch_size`` rows."""
-        return slice(self.rank * batch_size, (self.rank + 1) * batch_size)
-
-    def close(self) -> None:
-        if self.owns_group:
-            dist.destroy_process_group()
-
-
-def _average_gradients(params: list[torch.nn.Parameter], world_size: int) -> None:
-    """Replace every gradient by its mean over the ranks.
-
-    Why not DistributedDataParallel: training drives the model through ``token_embedder``,
-    ``direction_hidden`` and ``softmax.sampled_loss`` (one token layer for both directions, state
-    carried across batches), never through ``BiLM.forward``, while DDP prepares its gradient
-    reduction in its wrapper's ``forward``; using it would take a wrapper module whose only job
-    is to own that call. Averaging after ``backward`` is a few lines, makes the equivalence with a
-    single-process step on the global batch evident (each rank's loss is the mean over its equal
-    share of tokens, so the mean of the rank gradients is the gradient of the global mean), and
-    clips the averaged gradient, as bilm-tf clips the tower-averaged one. The price is speed, not
-    correctness: no overlap of communication with backward (the dense softmax gradient, V x 512,
-    is the largest message).
-
-    Every rank runs the same code on same-shaped batches, so the set of parameters with a
-    gradient (here: all of them) is the same on every rank and the collectives line up.
-    """
-    for p in params:
-        if p.grad is not None:
-            dist.all_reduce(p.grad)
-            p.grad.div_(world_size)
 
 
 class _Quiet:
@@ -278,7 +194,7 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
     """
     if model_config.n_tokens_vocab != len(vocab):
         raise ValueError(f"n_tokens_vocab={model_config.n_tokens_vocab} but the vocabulary has {len(vocab)}")
-    cfg.check()
+    cfg = pretrain_config(cfg.model_dump())        # guards the Python API as the schema guards params.yaml
     # the sentences' shape, not every token (the corpus can hold ~800M): a str would train on characters
     if isinstance(sentences, str) or not isinstance(sentences, list):
         raise TypeError(f"pretrain: expected a list of tokenized sentences, got a {type(sentences).__name__}")
@@ -289,7 +205,7 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
     # Multi-threaded CPU backward of the indexed token lookup accumulates in a run-dependent order;
     # deterministic kernels make the same seed give bit-identical weights across processes.
     previous = torch.are_deterministic_algorithms_enabled()
-    ctx = _Dist.setup()
+    ctx = RankContext.setup()
     try:
         if cfg.precision == "bf16" and ctx.device.type != "cuda":
             raise ValueError("pretrain.precision 'bf16' needs a CUDA device (bf16 autocast is GPU-only here); "
@@ -304,7 +220,7 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
 def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list[str]],
               vocab: Vocabulary, checkpoint_dir: Path,
               log_metrics: Callable[[dict[str, float], int], None] | None,
-              stop_after: int | None, ctx: _Dist, start: StartFrom | None = None) -> tuple[BiLM, dict[str, float]]:
+              stop_after: int | None, ctx: RankContext, start: StartFrom | None = None) -> tuple[BiLM, dict[str, float]]:
     rank, world, device = ctx.rank, ctx.world_size, ctx.device
     say = log if rank == 0 else (lambda message: None)
     torch.manual_seed(cfg.seed)
@@ -364,7 +280,7 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
             raise RuntimeError(f"ranks would resume at different batches {starts}: the checkpoint "
                                f"directory {checkpoint_dir} must be one that every rank sees")
 
-    total_batches = cfg.n_batches(sum(len(s) for s in encoded), world)
+    total_batches = count_batches(cfg, sum(len(s) for s in encoded), world)
     n_batches = total_batches if stop_after is None else min(total_batches, stop_after)
     global_batch = world * cfg.batch_size
     say(f"pretraining {total_batches} batches of {cfg.batch_size}x{cfg.unroll_steps}"
@@ -381,7 +297,7 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
     progress_display = (Progress("pretraining", n_batches, "batches", completed=start_batch) if rank == 0
                         else _Quiet())
     with progress_display as progress, Prefetcher(
-            _packed_batches(streams, rows, n_batches - start_batch, device), name="lm-batches") as batches:
+            packed_batches(streams, rows, n_batches - start_batch, device), name="lm-batches") as batches:
         for batch, (inputs, targets) in zip(range(start_batch, n_batches), batches):
             inputs = inputs.to(device, non_blocking=True)                     # (2, B, T) type ids
             targets = targets.to(device, non_blocking=True)                   # (2, B, T) type ids
@@ -399,9 +315,9 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
             # this scale sets the effective step size, so it is part of the recipe.
             (loss * cfg.unroll_steps).backward()
             if world > 1:
-                _average_gradients(list(model.parameters()), world)
+                average_gradients(list(model.parameters()), world)
             grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-            _stop_if_non_finite(loss, grad_norm, batch + 1, ckpt_path, world, device)   # before the update
+            stop_if_non_finite(loss, grad_norm, batch + 1, ckpt_path, world, device)   # before the update
             optimizer.step()
             states = [_detach(s) for s in states]
             window_loss += float(loss.detach())
@@ -422,7 +338,7 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
                               f"{summary['tokens_per_second']:,.0f} tokens/s")
                 window_loss, window_batches, window_start = 0.0, 0, time.monotonic()
             if done % cfg.checkpoint_every == 0 or done == n_batches:
-                _stop_if_non_finite_weights(model, done, ckpt_path)                  # never save them
+                stop_if_non_finite_weights(model, done, ckpt_path)                  # never save them
                 save_checkpoint(ckpt_path, model, optimizer, sampler, states, done, fingerprint, ctx, summary)
             progress.advance()
     summary["batches"] = float(n_batches)
@@ -442,59 +358,6 @@ def _load_start(model: BiLM, optimizer: torch.optim.Optimizer, start: StartFrom,
             group["lr"] = cfg.learning_rate
 
 
-class NonFiniteTrainingError(FloatingPointError):
-    """Pretraining met a non-finite loss, gradient or weight; the checkpoint on disk is the last
-    good one (nothing non-finite is ever written)."""
-
-
-_LIKELY_CAUSES = ("likely causes: a learning rate or initial Adagrad accumulator that lets the weights "
-                  "overflow, a grad_clip too large to bound the step, or bf16 overflow; lower them and "
-                  "rerun (the run resumes from the checkpoint)")
-
-
-def _last_good(ckpt_path: Path) -> str:
-    if not ckpt_path.exists():
-        return "no checkpoint was written yet"
-    return f"the last good checkpoint is {ckpt_path}"
-
-
-def _stop_if_non_finite(loss: torch.Tensor, grad_norm: torch.Tensor, batch: int, ckpt_path: Path,
-                        world: int, device: torch.device) -> None:
-    """Raise :class:`NonFiniteTrainingError` naming ``batch`` (1-based) if the loss or the global
-    gradient norm is not finite on any rank, before the optimizer applies it."""
-    values = torch.stack([loss.detach().float().reshape(()), grad_norm.detach().float().reshape(())])
-    bad = torch.tensor([0.0 if bool(torch.isfinite(values).all()) else 1.0], device=device)
-    if world > 1:
-        dist.all_reduce(bad)                       # every rank stops together
-    if float(bad) > 0:
-        raise NonFiniteTrainingError(
-            f"pretraining batch {batch}: non-finite loss ({float(values[0])}) or gradient norm "
-            f"({float(values[1])}); the update was not applied and {_last_good(ckpt_path)}; {_LIKELY_CAUSES}")
-
-
-def _stop_if_non_finite_weights(model: BiLM, batch: int, ckpt_path: Path) -> None:
-    """Raise :class:`NonFiniteTrainingError` if an update left a non-finite weight (checked before
-    each checkpoint, so that none is saved)."""
-    bad = [name for name, p in model.named_parameters() if not bool(torch.isfinite(p).all())]
-    if bad:
-        raise NonFiniteTrainingError(
-            f"pretraining batch {batch}: the update left non-finite weights in {', '.join(bad[:5])}"
-            f"{' ...' if len(bad) > 5 else ''}; not saved, {_last_good(ckpt_path)}; {_LIKELY_CAUSES}")
-
-
-def _packed_batches(streams: list[LMStream], rows: slice, n: int, device: torch.device
-                    ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """The next ``n`` (inputs, targets) pairs of this rank's rows, each (2, B, T) int64 type ids
-    (forward, backward), pinned for a CUDA copy; run ahead in a :class:`Prefetcher` thread."""
-    for _ in range(n):
-        (in_f, tg_f), (in_b, tg_b) = next(streams[0]), next(streams[1])
-        inputs = torch.from_numpy(np.stack([in_f[rows], in_b[rows]]))
-        targets = torch.from_numpy(np.stack([tg_f[rows], tg_b[rows]]))
-        if device.type == "cuda":
-            inputs, targets = inputs.pin_memory(), targets.pin_memory()
-        yield inputs, targets
-
-
 def init_unigram_bias(model: BiLM, vocab: Vocabulary) -> None:
     """Start the softmax at the unigram model: bias_w = log((count_w + 1) / (total + V)).
 
@@ -508,65 +371,3 @@ def init_unigram_bias(model: BiLM, vocab: Vocabulary) -> None:
         model.softmax.bias.copy_(torch.log(counts / counts.sum()).float())
 
 
-def save_checkpoint(path: Path, model: BiLM, optimizer: torch.optim.Optimizer, sampler: torch.Generator,
-                    states: list, batch: int, fingerprint: str, ctx: _Dist = _Dist(),
-                    summary: dict[str, float] | None = None) -> None:
-    """Write the full training state atomically (temporary file + rename).
-
-    Data-parallel: every rank's carried states and random generators are gathered to rank 0,
-    which alone writes one file (the states as the rows of the global batch, in rank order; the
-    generators as one entry per rank); all ranks wait until it is in place, so a run that resumes
-    straight away reads it on every rank. Weights, optimizer and sampler are equal on all ranks.
-    """
-    cuda = ctx.device.type == "cuda"
-    local = {"states": [[(h.cpu(), c.cpu()) for h, c in s] if s is not None else [] for s in states],
-             "torch_rng": torch.get_rng_state(),
-             "cuda_rng": torch.cuda.get_rng_state(ctx.device) if cuda else None}
-    if ctx.world_size > 1:
-        gathered: list | None = [None] * ctx.world_size if ctx.rank == 0 else None
-        dist.gather_object(local, gathered, dst=0)
-    else:
-        gathered = [local]
-    if ctx.rank == 0:
-        assert gathered is not None
-        merged = []
-        for d in range(len(states)):
-            per_rank = [g["states"][d] for g in gathered]
-            merged.append([] if not per_rank[0] else
-                          [[torch.cat([r[k][i] for r in per_rank]) for i in (0, 1)] for k in range(len(per_rank[0]))])
-        payload = {
-            "model": model.state_dict(), "optimizer": optimizer.state_dict(),
-            "torch_rng": [g["torch_rng"] for g in gathered], "sampler_rng": sampler.get_state(),
-            "cuda_rng": [g["cuda_rng"] for g in gathered] if cuda else [],
-            "states": merged, "batch": batch, "fingerprint": fingerprint, "world_size": ctx.world_size,
-            "summary": dict(summary or {}),
-        }
-        _save_reproducibly(payload, path)
-    if ctx.world_size > 1:
-        dist.barrier()
-
-
-def _save_reproducibly(obj: Any, path: Path) -> None:
-    """``torch.save`` atomically, through a file handle: given a path, torch names the zip
-    archive's records after the (temporary, random) file name, so equal weights would give
-    different bytes, and a different DVC hash, on every run."""
-    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
-        torch.save(obj, handle)
-
-
-def save_model(model: BiLM, vocab: Vocabulary, out_dir: Path) -> None:
-    """Write ``weights.pt`` (state dict), ``options.json`` (bilm-tf layout) and ``vocab.txt``."""
-    out_dir = Path(out_dir)
-    _save_reproducibly(model.state_dict(), out_dir / "weights.pt")
-    write_json(out_dir / "options.json", model.config.to_options())
-    vocab.save(out_dir / "vocab.txt", out_dir / "counts.tsv")
-
-
-def load_model(model_dir: Path) -> tuple[BiLM, Vocabulary]:
-    """Load a model written by :func:`save_model` (``weights_only`` torch loading), in eval mode."""
-    model_dir = Path(model_dir)
-    options = read_json(model_dir / "options.json")
-    vocab = Vocabulary.load(model_dir / "vocab.txt", model_dir / "counts.tsv")
-    model = BiLM(BiLMConfig.from_options(options))
-    model.load_state_dict(torch.load(model_dir / "weights.pt", map_location="cpu", weights_only=True))
-    return model.eval(), vocab

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from ..experiments.pretraining import FinetuneSection, PretrainSection  # noqa: F401  (sections of Params)
 from ..experiments.strict import Strict
 
 # Names the data code accepts, repeated here so validation never imports it (the unit tests check
@@ -97,38 +98,6 @@ class BilmSection(Strict):
     char_cnn: CharCnnConfig
     lstm: LstmConfig
     dropout: float = Field(ge=0, lt=1)
-
-
-class _TrainingLength(Strict):
-    """How long a biLM trains (passes or a token budget) and how often it checkpoints and logs."""
-
-    epochs: float = Field(ge=0)                          # > 0: passes over the training text
-    token_budget: int = Field(ge=0)                      # target tokens per direction; used when epochs is 0
-    checkpoint_every: int = Field(ge=1)                  # batches
-    log_every: int = Field(ge=1)                         # batches
-
-    @model_validator(mode="after")
-    def _check(self) -> "_TrainingLength":
-        if self.epochs == 0 and self.token_budget == 0:
-            raise ValueError("token_budget: must be > 0 when epochs is 0 (or set epochs)")
-        return self
-
-
-class PretrainSection(_TrainingLength):
-    seed: int = Field(ge=0)
-    batch_size: int = Field(ge=1)                        # sequences per rank
-    unroll_steps: int = Field(ge=1)                      # tokens per sequence (truncated BPTT)
-    n_negative_samples: int = Field(ge=1)                # sampled-softmax negatives per batch
-    learning_rate: float = Field(gt=0)                   # Adagrad
-    initial_accumulator: float = Field(ge=0)             # Adagrad
-    grad_clip: float = Field(gt=0)                       # global gradient-norm clip
-    softmax_bias_init: Literal["zeros", "unigram"]
-    precision: Literal["fp32", "bf16"]                   # bf16: autocast, CUDA only
-
-
-class FinetuneSection(_TrainingLength):
-    """Domain fine-tuning (paper §3.4): its length (the paper: about one epoch of the task's
-    training text); every other setting is pretrain's."""
 
 
 class PerplexitySection(Strict):

@@ -1,0 +1,92 @@
+"""Data-parallel biLM pretraining under ``torchrun`` (see :mod:`elmo_repro.bilm.train`): this
+process's rank, gradient averaging over ranks, and each rank's rows of the global LM batch.
+
+Without the torchrun environment a run is rank 0 of 1 on the CPU and none of this communicates.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Iterator
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+from ..data.lm_batches import LMStream
+
+
+@dataclass(frozen=True)
+class RankContext:
+    """This process's place in a data-parallel run (rank 0 of 1 on the CPU without torchrun)."""
+
+    rank: int = 0
+    world_size: int = 1
+    device: torch.device = torch.device("cpu")
+    owns_group: bool = False    # True: pretrain() created the process group and destroys it
+
+    @classmethod
+    def setup(cls) -> "RankContext":
+        """Read the torchrun environment; join the process group when WORLD_SIZE > 1."""
+        local_rank = os.environ.get("LOCAL_RANK")
+        cuda = local_rank is not None and torch.cuda.is_available()
+        device = torch.device("cuda", int(local_rank)) if cuda else torch.device("cpu")
+        if cuda:
+            torch.cuda.set_device(device)
+            # cuBLAS is only deterministic with a fixed workspace (use_deterministic_algorithms)
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        if dist.is_available() and dist.is_initialized():
+            return cls(dist.get_rank(), dist.get_world_size(), device) if dist.get_world_size() > 1 \
+                else cls(device=device)
+        if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+            return cls(device=device)
+        if cuda:
+            dist.init_process_group("nccl", device_id=device)
+        else:
+            dist.init_process_group("gloo")
+        return cls(dist.get_rank(), dist.get_world_size(), device, owns_group=True)
+
+    def rows(self, batch_size: int) -> slice:
+        """This rank's rows of a global batch of ``world_size x batch_size`` rows."""
+        return slice(self.rank * batch_size, (self.rank + 1) * batch_size)
+
+    def close(self) -> None:
+        if self.owns_group:
+            dist.destroy_process_group()
+
+
+def average_gradients(params: list[torch.nn.Parameter], world_size: int) -> None:
+    """Replace every gradient by its mean over the ranks.
+
+    Why not DistributedDataParallel: training drives the model through ``token_embedder``,
+    ``direction_hidden`` and ``softmax.sampled_loss`` (one token layer for both directions, state
+    carried across batches), never through ``BiLM.forward``, while DDP prepares its gradient
+    reduction in its wrapper's ``forward``; using it would take a wrapper module whose only job
+    is to own that call. Averaging after ``backward`` is a few lines, makes the equivalence with a
+    single-process step on the global batch evident (each rank's loss is the mean over its equal
+    share of tokens, so the mean of the rank gradients is the gradient of the global mean), and
+    clips the averaged gradient, as bilm-tf clips the tower-averaged one. The price is speed, not
+    correctness: no overlap of communication with backward (the dense softmax gradient, V x 512,
+    is the largest message).
+
+    Every rank runs the same code on same-shaped batches, so the set of parameters with a
+    gradient (here: all of them) is the same on every rank and the collectives line up.
+    """
+    for p in params:
+        if p.grad is not None:
+            dist.all_reduce(p.grad)
+            p.grad.div_(world_size)
+
+
+def packed_batches(streams: list[LMStream], rows: slice, n: int, device: torch.device
+                    ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """The next ``n`` (inputs, targets) pairs of this rank's rows, each (2, B, T) int64 type ids
+    (forward, backward), pinned for a CUDA copy; run ahead in a :class:`Prefetcher` thread."""
+    for _ in range(n):
+        (in_f, tg_f), (in_b, tg_b) = next(streams[0]), next(streams[1])
+        inputs = torch.from_numpy(np.stack([in_f[rows], in_b[rows]]))
+        targets = torch.from_numpy(np.stack([tg_f[rows], tg_b[rows]]))
+        if device.type == "cuda":
+            inputs, targets = inputs.pin_memory(), targets.pin_memory()
+        yield inputs, targets
