@@ -2,7 +2,8 @@
 
 The floor is what a model that ignores context scores (NER: every token's most frequent training
 tag); it is computed from the training split alone and scored on dev and test by the task's own
-metric, so a learned baseline that does not clearly beat it is broken. Writes
+metric, so a learned baseline that does not clearly beat it is broken. It also records the
+training loss of the best input-free predictor (``prior_train_loss``, classification tasks: ``elmo_repro.tasks.prior``). Writes
 ``results/runs/<task>-floor/metrics.json`` (flat, like a run's) and ``predictions.json``.
 """
 
@@ -15,18 +16,25 @@ from elmo_repro.console import log
 from elmo_repro.io import write_json
 from elmo_repro.params import load_params
 from elmo_repro.tasks.base import get_task
+from elmo_repro.tasks.classification import ClassificationTask
+from elmo_repro.tasks.prior import prior_loss
 from elmo_repro.tracking import stage_run
 from stages import stage_args
 
 RUNS_DIR = Path("results/runs")
 
 
-def floor_metrics(task) -> tuple[dict[str, float], dict[str, list]]:
-    """The floor's dev_*/test_* metrics and its predictions, fitted on the full training split."""
-    train = task.read("train")
-    metrics, predictions = {}, {}
+def floor_metrics(task, data_dir: Path | None = None) -> tuple[dict[str, float], dict[str, list]]:
+    """The floor's dev_*/test_* metrics and its predictions, fitted on the full training split,
+    and, for a classification task, ``prior_train_loss`` (:mod:`elmo_repro.tasks.prior`: what the
+    tables compare each run's training loss with). ``data_dir``: the task's prepared splits
+    (default: the pipeline's)."""
+    train = task.read("train", data_dir)
+    # a classifier's loss of knowing nothing (elmo_repro.tasks.prior); NER's CRF has no such prior
+    prior = prior_loss(e["label"] for e in train) if isinstance(task, ClassificationTask) else None
+    metrics, predictions = ({} if prior is None else {"prior_train_loss": prior}), {}
     for split in ("dev", "test"):
-        examples = task.read(split)
+        examples = task.read(split, data_dir)
         predictions[split] = task.floor(train, examples)
         metrics.update({f"{split}_{k}": v for k, v in task.score(examples, predictions[split]).items()})
     return metrics, predictions

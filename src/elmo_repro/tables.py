@@ -10,6 +10,11 @@ A table reads ``results/runs/<run id>/{spec,metrics}.json`` and the paper's numb
   baseline, and +ELMo against the char-layer control (is the gain from context?).
 * A run whose best dev epoch is its last was still improving when training stopped: its score is
   marked † (more epochs might change the comparison).
+* A run whose training loss never fell clearly below the prior's (the loss of predicting the
+  training label frequencies whatever the input, ``prior_train_loss`` of the task's floor; "clearly":
+  by ``CLEARLY_BELOW``) learned nothing from its input: its seed is marked ‡ and the cell counts
+  such runs. It stays in the mean (nothing is dropped silently), so a ‡ says the spread measures
+  optimisation luck, not the representation.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from .experiments.tasks import TASKS
 from .io import InputError, read_json, read_text
 
 STILL_LEARNING = "†"
+NEVER_LEARNED = "‡"
+CLEARLY_BELOW = 0.05     # a run learned when its lowest epoch training loss is 5% below the prior's
 
 
 @dataclass(frozen=True)
@@ -37,10 +44,32 @@ class Run:
     id: str
     spec: dict[str, Any]
     metrics: dict[str, float]
+    train_loss: tuple[float, ...] = ()          # per epoch, from the run's history.csv
 
     @property
     def still_learning(self) -> bool:
         return self.metrics.get("best_epoch") == self.metrics.get("epochs")
+
+    def never_learned(self, prior_loss: float | None) -> bool:
+        """True when every epoch's training loss stayed above (1 - CLEARLY_BELOW) x ``prior_loss``
+        (False without a prior or a history)."""
+        return prior_loss is not None and bool(self.train_loss) and \
+            min(self.train_loss) > (1.0 - CLEARLY_BELOW) * prior_loss
+
+
+def read_train_loss(path: Path) -> tuple[float, ...]:
+    """The ``train_loss`` column of a run's ``history.csv`` (empty when the file is absent).
+
+    Raises:
+        InputError: a history without a ``train_loss`` column or with a non-numeric value.
+    """
+    if not path.is_file():
+        return ()
+    rows = list(csv.DictReader(read_text(path).splitlines()))
+    try:
+        return tuple(float(row["train_loss"]) for row in rows)
+    except (KeyError, TypeError, ValueError):
+        raise InputError(path, "expected a numeric train_loss column") from None
 
 
 def load_runs(*runs_dirs: str | Path) -> tuple[list[Run], dict[str, dict[str, float]]]:
@@ -58,7 +87,8 @@ def load_runs(*runs_dirs: str | Path) -> tuple[list[Run], dict[str, dict[str, fl
         elif (folder / "spec.json").is_file():
             if not (folder / "metrics.json").is_file():
                 raise InputError(folder / "metrics.json", "run has a spec but no metrics")
-            runs.append(Run(folder.name, read_json(folder / "spec.json"), read_json(folder / "metrics.json")))
+            runs.append(Run(folder.name, read_json(folder / "spec.json"), read_json(folder / "metrics.json"),
+                            read_train_loss(folder / "history.csv")))
     return runs, floors
 
 
@@ -80,10 +110,11 @@ def welch_p(improved: list[float], baseline: list[float]) -> float | None:
     return float(ttest_ind(improved, baseline, equal_var=False).pvalue)
 
 
-def _group(runs: list[Run], task: str, elmo_name: str | None, seeds: list[int], metric: str
-           ) -> dict[str, Any] | None:
+def _group(runs: list[Run], task: str, elmo_name: str | None, seeds: list[int], metric: str,
+           prior_loss: float | None = None) -> dict[str, Any] | None:
     """Mean, sample std (0 for one seed) and per-seed test scores of a task's runs with one ELMo
-    spec on the full training set; None when none of the table's seeds has run."""
+    spec on the full training set, the seeds still learning (†) and those that never learned (‡,
+    against ``prior_loss``); None when none of the table's seeds has run."""
     if elmo_name is None:
         return None
     chosen = sorted((r for r in runs if r.spec["task"] == task and r.spec["elmo_name"] == elmo_name
@@ -96,6 +127,7 @@ def _group(runs: list[Run], task: str, elmo_name: str | None, seeds: list[int], 
             "dev_mean": mean(r.metrics[f"dev_{metric}"] for r in chosen),
             "per_seed": {r.spec["seed"]: s for r, s in zip(chosen, scores)},
             "still_learning": [r.spec["seed"] for r in chosen if r.still_learning],
+            "never_learned": [r.spec["seed"] for r in chosen if r.never_learned(prior_loss)],
             "runs": [r.id for r in chosen]}
 
 
@@ -122,9 +154,10 @@ def table1_rows(paper: list[dict[str, str]], runs: list[Run], floors: dict[str, 
         metric = TASKS[task].metric if task in TASKS else None
         base = elmo = control = None
         if metric is not None:
-            base = _group(runs, task, NO_ELMO, seeds, metric)
-            elmo = _group(runs, task, spec["elmo"], seeds, metric)
-            control = _group(runs, task, spec.get("control"), seeds, metric)
+            prior = floors.get(task, {}).get("prior_train_loss")
+            base = _group(runs, task, NO_ELMO, seeds, metric, prior)
+            elmo = _group(runs, task, spec["elmo"], seeds, metric, prior)
+            control = _group(runs, task, spec.get("control"), seeds, metric, prior)
         row: dict[str, Any] = {"task": p["name"], "split": "test", **{f"paper_{k}": v for k, v in p.items()
                                                                        if k not in ("task", "name")}}
         row["floor"] = floors[task][f"test_{metric}"] if metric and task in floors else None
@@ -142,7 +175,8 @@ def _cell(group: dict[str, Any] | None) -> str:
     if group is None:
         return "—"
     mark = STILL_LEARNING if group["still_learning"] else ""
-    return f"{group['mean']:.2f} ± {group['std']:.2f}{mark}"
+    never = len(group.get("never_learned", []))
+    return f"{group['mean']:.2f} ± {group['std']:.2f}{mark}" + (f" ({never}{NEVER_LEARNED})" if never else "")
 
 
 def _p(value: float | None) -> str:
@@ -174,6 +208,7 @@ def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], pape
     per_seed = []
     for r in rows:
         parts = [f"{label} " + ", ".join(f"s{seed} {score:.2f}" + (STILL_LEARNING if seed in g["still_learning"] else "")
+                                          + (NEVER_LEARNED if seed in g.get("never_learned", []) else "")
                                           for seed, score in g["per_seed"].items())
                  for label, g in (("baseline", r["baseline"]), ("+ELMo", r["elmo"]), ("char layer", r["control"]))
                  if g is not None]
@@ -196,7 +231,10 @@ def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], pape
            if not controls else ". ") +
         "Relative increase = error reduction (+ELMo − baseline) / (100 − baseline). p: two-sided Welch "
         "t-test over seeds (p < 0.05: the difference exceeds seed noise). "
-        f"{STILL_LEARNING} = best dev epoch was the last one (still improving when training stopped).",
+        f"{STILL_LEARNING} = best dev epoch was the last one (still improving when training stopped). "
+        f"({{n}}{NEVER_LEARNED}) = n of the cell's runs never learned: their training loss never fell "
+        f"{100 * CLEARLY_BELOW:.0f}% below the loss of predicting the training label frequencies (SST-5, "
+        "SNLI; kept in the mean, marked per seed below).",
         "",
         frame.to_markdown(index=False),
         "",

@@ -91,3 +91,34 @@ def test_a_run_without_metrics_is_an_error(tmp_path):
     (tmp_path / "ner-elmo-s0" / "spec.json").write_text("{}")
     with pytest.raises(InputError, match="metrics.json.*no metrics"):
         load_runs(tmp_path)
+
+
+def test_a_run_that_never_learned_is_flagged_and_counted(tmp_path):
+    """issue 29: snli-char_layer-s1 sat at ln 3 for all 9 epochs (test 37.58) and was averaged into
+    the control column silently. A run whose lowest training loss is not 5% below the prior's
+    (the floor's prior_train_loss) is marked ‡ per seed and counted in its cell; it stays in the mean."""
+    prior = math.log(3)                                      # three balanced classes
+    histories = {"baseline": [1.10, 1.05, 0.98], "elmo": [1.11, 1.04, 0.95], "char_layer": [1.13, 1.10, 1.094]}
+    for seed in (0, 1):
+        for name, losses in histories.items():
+            write_run(tmp_path, f"ner-{name}-s{seed}", name, seed, 50.0 + seed)
+            stalled = name == "char_layer" and seed == 1      # seed 0 of the control learns: 1.03 < 0.95 ln 3
+            rows = losses if stalled else [*losses[:2], 1.03]
+            (tmp_path / f"ner-{name}-s{seed}" / "history.csv").write_text(
+                "epoch,train_loss,dev_f1\n" + "".join(f"{i},{x},50\n" for i, x in enumerate(rows, 1)))
+    (tmp_path / "ner-floor").mkdir()
+    (tmp_path / "ner-floor" / "metrics.json").write_text(json.dumps({"dev_f1": 1.0, "test_f1": 1.0,
+                                                                     "prior_train_loss": prior}))
+    runs, floors = load_runs(tmp_path)
+    by_id = {r.id: r for r in runs}
+    assert by_id["ner-char_layer-s1"].train_loss == (1.13, 1.10, 1.094)
+    # 1.094 > 0.95 ln 3 = 1.0437: never learned; 1.03 < 1.0437: learned
+    assert by_id["ner-char_layer-s1"].never_learned(prior) and not by_id["ner-char_layer-s0"].never_learned(prior)
+    assert not by_id["ner-char_layer-s1"].never_learned(None)       # no prior (NER): never flagged
+    row = next(r for r in table1_rows(read_paper_table(ROOT / "paper/table1.csv"), runs, floors, SPEC)
+               if r["baseline"] is not None)
+    assert row["control"]["never_learned"] == [1] and row["elmo"]["never_learned"] == []
+    assert row["control"]["mean"] == 50.5                             # kept in the mean
+    text = render_markdown([row], PPL, "39.7", "tiny", SPEC)
+    assert "50.50 ± 0.71 (1‡)" in text and "char layer s0 50.00, s1 51.00‡" in text
+    assert "never fell 5% below the loss of predicting the training label frequencies" in text

@@ -155,3 +155,20 @@ def test_run_stage_writes_the_run_folder(name, tmp_path, monkeypatch):
     mix = json.loads((Path("results/runs") / f"{name}-char_layer-s0" / "scalar_mix.json").read_text())
     assert mix["input"]["s"] == [1.0, 0.0, 0.0]                  # layer 0 only; gamma still learned
     assert json.loads((Path("results/runs") / f"{name}-baseline-s0" / "scalar_mix.json").read_text()) == {}
+
+
+
+def test_prior_loss_is_the_entropy_of_the_training_labels():
+    from elmo_repro.tasks.prior import prior_loss
+    from stages.floor import floor_metrics
+
+    # -(1/2 ln 1/2 + 2 * 1/4 ln 1/4) = 1.5 ln 2, worked by hand
+    assert abs(prior_loss(["a", "a", "b", "c"]) - 1.5 * np.log(2)) < 1e-15
+    assert abs(prior_loss(["entailment", "neutral", "contradiction"]) - np.log(3)) < 1e-15
+    with pytest.raises(ValueError, match="no labels"):
+        prior_loss([])
+
+    sst5 = get_task("sst5")
+    labels = [e["label"] for e in sst5.read("train", FIXTURES / "sst5")]
+    assert floor_metrics(sst5, FIXTURES / "sst5")[0]["prior_train_loss"] == prior_loss(labels)
+    assert "prior_train_loss" not in floor_metrics(get_task("ner"), FIXTURES / "ner")[0]   # NER: no prior
