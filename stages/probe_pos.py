@@ -3,6 +3,7 @@ probe per layer (paper §5.3), ``python -m stages.probe_pos --source <bilm|cove>
 
 For each layer of ``probes.sources.<source>.layers`` and each seed of ``probes.pos.seeds``: a
 softmax classifier on the frozen layer's token vectors, trained on the treebank's train documents,
+until dev accuracy stops improving for ``probes.pos.patience`` epochs (at most ``max_epochs``),
 the epoch with the best dev accuracy kept, scored once on the test documents
 (:mod:`elmo_repro.probes.pos`). The tag set is the training part's; a dev or test token with a tag
 never seen in training counts as an error. Reads ``data/features/probes/<source>/ptb.hdf5``;
@@ -49,11 +50,13 @@ def main(argv: list[str] | None = None) -> None:
             vectors = {name: torch.cat([sentences[i] for i in rows]) for name, rows in split.items()}
             for seed in cfg["seeds"]:
                 result = train_linear_probe(*((vectors[n], gold[n]) for n in ("train", "dev", "test")), len(tags),
-                                            epochs=cfg["epochs"], batch_size=cfg["batch_size"], lr=cfg["lr"],
+                                            max_epochs=cfg["max_epochs"], patience=cfg["patience"],
+                                            batch_size=cfg["batch_size"], lr=cfg["lr"],
                                             seed=seed)
                 name = f"layer{layer}-s{seed}"
                 metrics = {"dev_accuracy": result.dev_accuracy, "test_accuracy": result.test_accuracy,
-                           "best_epoch": result.best_epoch}
+                           "best_epoch": result.best_epoch, "epochs": len(result.history),
+                           "converged": result.converged}
                 write_json(OUT.format(source=source, run=name),
                            {"row": layer_name(source, layer), "source": source, "layer": layer, "seed": seed,
                             "tags": tags, "tokens": {n: len(g) for n, g in gold.items()}, "metrics": metrics,

@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 0
     Path(args.output).write_text(dump(render(args.name), args.name), encoding="utf-8")
-    print(f"params.yaml now holds the {args.name!r} profile", file=sys.stderr)
+    print(f"{args.output} now holds the {args.name!r} profile", file=sys.stderr)
     return 0
 
 

@@ -20,7 +20,8 @@ from typing import Any
 from scipy.stats import binomtest
 
 from .io import InputError, read_json
-from .tables import welch_p
+from .data.wsd import PAPER_POOL_LEAVES_OUT
+from .tables import STILL_LEARNING, welch_p
 
 SOURCES = ("bilm", "cove")
 
@@ -81,19 +82,30 @@ def render_table5(table: dict[str, Any], profile: str) -> str:
     if not rows:
         raise InputError("results/probes/wsd", "no WSD probe results")
     sets, train = rows[0]["test"], rows[0]["train"]
-    seen = rows[0]["metrics"]["seen_instances"]
+    layer = next((r["metrics"] for r in rows if r["layer"] is not None), rows[0]["metrics"])
+    seen, nearest = layer["seen_instances"], layer["nearest_answers"]
+    pooled = [name for name in sets if name not in PAPER_POOL_LEAVES_OUT]
+    has_pool = "paper_pool_f1" in rows[0]["metrics"]
     lines = [f"# Table 5: word sense disambiguation, 1-nearest-neighbour per layer (profile `{profile}`)", "",
              f"Sense vectors from {' + '.join(train)}; tested on {', '.join(sets)}. F1 (%) as Raganato et al.'s "
-             "scorer; *all* is their union; *seen* is the instances one of whose gold senses occurs in "
-             f"training ({seen}), the rest fall back to the WordNet 3.0 first sense. Deterministic: no seeds. "
-             "The paper trains on SemCor and reports F1 on ALL (all five sets), so its column is a "
-             "reference, not the same test.", "",
-             "| row | " + " | ".join(sets) + " | all | seen | answered by 1-NN / first sense / none | paper (ALL) |",
-             "|---|" + "---|" * (len(sets) + 4)]
+             "scorer; *all* is the union of our test sets"
+             + (f"; *as paper's ALL* pools them as the paper's ALL does, without "
+                f"{', '.join(PAPER_POOL_LEAVES_OUT)} ({' + '.join(pooled)})" if has_pool else "")
+             + f". A test word whose lemma and part of speech have training senses takes the nearest sense "
+             f"mean ({nearest:,} instances, of which {nearest - seen:,} have no gold sense among those "
+             f"trained); the others take the WordNet 3.0 first sense. *seen* is the {seen:,} instances one of "
+             "whose gold senses occurs in training. Deterministic (no training, no seeds), so no † applies. "
+             "The paper trains on SemCor and pools SensEval-2, SensEval-3, SemEval-2013 and SemEval-2015 "
+             "(SemEval-2007 left out), so its column is a reference, not the same test.", "",
+             "| row | " + " | ".join(sets) + " | all |" + (" as paper's ALL |" if has_pool else "")
+             + " seen | answered by 1-NN / first sense / none | paper (ALL of 4 sets) |",
+             "|---|" + "---|" * (len(sets) + 4 + has_pool)]
     for r in rows:
         m = r["metrics"]
-        cells = [f"{m[f'{name}_f1']:.1f}" for name in sets]
-        lines.append(f"| {r['row']} | " + " | ".join(cells) + f" | {m['all_f1']:.1f} | {m['seen_f1']:.1f} | "
+        cells = [f"{m[f'{name}_f1']:.1f}" for name in sets] + [f"{m['all_f1']:.1f}"]
+        if has_pool:
+            cells.append(f"{m['paper_pool_f1']:.1f}")
+        lines.append(f"| {r['row']} | " + " | ".join(cells) + f" | {m['seen_f1']:.1f} | "
                      f"{m['nearest_answers']} / {m['first_sense_answers']} / {m['unanswered_answers']} | "
                      f"{r['paper_f1'] or '–'} |")
     lines += ["", "Layer 1 against layer 2 (the paper: layer 2 is better for WSD), McNemar's exact test on the "
@@ -119,6 +131,9 @@ def load_pos_rows(directory: str | Path) -> list[dict[str, Any]]:
         rows.append({"row": runs[0]["row"], "source": source, "layer": layer,
                      "seeds": [r["seed"] for r in runs if r["seed"] is not None],
                      "per_seed": test, "mean": mean(test), "std": stdev(test) if len(test) > 1 else 0.0,
+                     # a trained probe that stopped at max_epochs while dev accuracy still improved
+                     "still_learning": [not r["metrics"].get("converged", True) for r in runs],
+                     "best_epochs": [r["metrics"].get("best_epoch") for r in runs],
                      "dev_mean": mean(dev), "tokens": runs[0]["tokens"]})
     return sorted(rows, key=_order)
 
@@ -141,12 +156,15 @@ def render_table6(table: dict[str, Any], profile: str) -> str:
     lines = [f"# Table 6: part-of-speech tagging, a linear probe per layer (profile `{profile}`)", "",
              f"Test accuracy (%) on the treebank's test documents ({tokens['test']:,} tokens; trained on "
              f"{tokens['train']:,}, the epoch chosen on {tokens['dev']:,} dev tokens), mean ± sample std over "
-             "the probe seeds (per seed in brackets). The paper's probe reads the full PTB (sections 0–18 / "
-             "22–24), so its column is a reference, not the same test.", "",
+             "the probe seeds (per seed in brackets, with the epoch kept). Each probe trains until its dev "
+             "accuracy stops improving; † marks a seed that reached the epoch limit still improving. The "
+             "paper's probe reads the full PTB (sections 0–18 / 22–24), so its column is a reference, not "
+             "the same test.", "",
              "| row | test accuracy | dev accuracy | paper |", "|---|---|---|---|"]
     for r in rows:
-        per = ", ".join(f"{v:.2f}" for v in r["per_seed"])
-        cell = f"{r['mean']:.2f} ± {r['std']:.2f} ({per})" if r["seeds"] else f"{r['mean']:.2f} (deterministic)"
+        per = ", ".join(f"{v:.2f}{STILL_LEARNING if late else ''} (epoch {e})"
+                        for v, late, e in zip(r["per_seed"], r["still_learning"], r["best_epochs"]))
+        cell = f"{r['mean']:.2f} ± {r['std']:.2f} [{per}]" if r["seeds"] else f"{r['mean']:.2f} (deterministic)"
         lines.append(f"| {r['row']} | {cell} | {r['dev_mean']:.2f} | {r['paper_accuracy'] or '–'} |")
     lines += ["", "Layer 1 against layer 2 (the paper: layer 1 is better for POS), Welch's t-test over the seeds:", ""]
     for source, t in table["layer1_vs_layer2"].items():
@@ -174,17 +192,26 @@ def render_table4(neighbours: dict[str, Any], profile: str) -> str:
 
 
 def render_cove(bleu: dict[str, Any], data: dict[str, Any], profile: str) -> str:
+    lc = bleu["tokenized_lowercased"]
     history = "; ".join(f"{h['epoch']}: {h['val_bleu']:.2f}" for h in bleu["history"])
     return "\n".join([
         f"# CoVe: the English→German translation model (profile `{profile}`)", "",
         "McCann et al. (2017)'s MT-LSTM and attentional decoder, trained on Multi30k (their smallest MT "
         "setting), not the released CoVe (WMT 2017, 7M pairs). Its encoder's two layers are the CoVe rows "
         "of Tables 5 and 6.", "",
-        "| test 2016 BLEU | val BLEU (greedy, selection) | epoch kept | training pairs "
+        "| test 2016 BLEU (sacreBLEU default: cased, detokenized) | test 2016 BLEU (tokenized, lower-cased: "
+        "compare with published scores) | val BLEU (greedy, selection) | epoch kept | training pairs "
         "| dropped (SNLI / other evaluation sentences) |",
-        "|---|---|---|---|---|",
-        f"| **{bleu['test_bleu']:.2f}** | {max(h['val_bleu'] for h in bleu['history']):.2f} | "
+        "|---|---|---|---|---|---|",
+        f"| **{bleu['test_bleu']:.2f}** | **{lc['test_bleu']:.2f}** | "
+        f"{max(h['val_bleu'] for h in bleu['history']):.2f} | "
         f"{max(bleu['history'], key=lambda h: h['val_bleu'])['epoch']} | {data['train_pairs']:,} | "
         f"{data['dropped_snli_pairs']:,} / {data['dropped_eval_pairs']:,} |", "",
-        f"sacrebleu: `{bleu['score']}`", "", f"Signature: `{bleu['signature']}`", "",
-        f"Val BLEU per epoch: {history}.", ""])
+        "Two conventions: sacreBLEU's default (cased, its own 13a tokenization of detokenized output) is "
+        "the reproducible figure; published Multi30k En→De scores (McCann et al. among them) are "
+        "multi-bleu.perl on Moses-tokenized, lower-cased text, which the second reproduces (output and "
+        "references Moses-tokenized by sacremoses, then sacreBLEU with no tokenization, lower-cased). "
+        "Compare the second with published numbers.", "",
+        f"sacreBLEU default: `{bleu['score']}`; signature `{bleu['signature']}`", "",
+        f"Tokenized, lower-cased: `{lc['score']}`; signature `{lc['signature']}`", "",
+        f"Val BLEU per epoch (sacreBLEU default): {history}.", ""])

@@ -249,8 +249,9 @@ def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], pape
         f"**{ppl['unigram_perplexity']:.1f}**. Vocabulary {int(ppl['vocab_size']):,} words, held-out OOV "
         f"rate {100 * ppl['oov_rate']:.2f}%.",
         "",
-        f"Not comparable to the paper's {paper_perplexity} (1B Word test shard, a 793k-word vocabulary, "
-        "a 4096/512 biLM trained for 10 epochs on 800M tokens): this profile trains a much smaller "
+        f"Not comparable to the paper's {paper_perplexity} (after pretraining, before fine-tuning: 1B Word "
+        "test shard, a 793k-word vocabulary, a 4096/512 biLM trained for 10 epochs on 800M tokens): this "
+        "profile trains a much smaller "
         "biLM on a few million tokens with a different vocabulary.",
         "",
     ])

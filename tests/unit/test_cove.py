@@ -1,12 +1,13 @@
 """The CoVe translation model: data, model, BLEU, training and resume."""
 
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from elmo_repro.cove.bleu import corpus_bleu, detokenize
+from elmo_repro.cove.bleu import corpus_bleu, detokenize, tokenized_lowercased_bleu
 from elmo_repro.cove.model import BOS_ID, EOS_ID, CoVeConfig, CoVeTranslator
 from elmo_repro.cove.train import CoVeTrainConfig, SourceVectors, pad, train_cove
 from elmo_repro.data.multi30k import SIZES, Pair, build_vocabulary, drop_held_out_pairs, read_pairs
@@ -30,6 +31,20 @@ def test_bleu_of_a_pair_worked_by_hand():
     assert short == pytest.approx(100 * np.exp(1 - 6 / 5))
     with pytest.raises(ValueError, match="1 hypotheses for 2 references"):
         corpus_bleu(["a"], ["a", "b"])
+
+
+def test_tokenized_lowercased_bleu_as_published_scores_are_computed():
+    hypotheses = ["Ein Mann fährt Fahrrad.", "Zwei Hunde spielen im Schnee."]
+    references = ["Ein Mann fährt ein Fahrrad.", "Zwei hunde spielen im Schnee."]
+    bleu, line, signature = tokenized_lowercased_bleu(hypotheses, references)
+    # Moses splits the full stops and lower-casing makes "Hunde" match: 11 hypothesis tokens, all in
+    # the references (11/11); bigrams 3/4 + 5/5 = 8/9; trigrams 1/3 + 4/4 = 5/7; 4-grams 0/2 + 3/3 = 3/5;
+    # brevity penalty exp(1 - 12/11).
+    expected = 100 * math.exp(1 - 12 / 11) * (1 * 8 / 9 * 5 / 7 * 3 / 5) ** 0.25
+    assert bleu == pytest.approx(expected, rel=1e-9) and "100.0/88.9/71.4/60.0" in line
+    assert "case:lc" in signature and "tok:none" in signature
+    cased, _, cased_signature = corpus_bleu(hypotheses, references)
+    assert cased < bleu and "case:mixed" in cased_signature and "tok:13a" in cased_signature
 
 
 def test_german_detokenization():
@@ -209,3 +224,17 @@ def test_cove_is_a_layer_source_for_task_runs(tmp_path):
                                         for a in source.batch([0, 1])]))
     mixed = injection(layers, torch.tensor([[True, True], [True, False]]))
     assert next(iter(mixed.values())).shape == (2, 2, 16)
+
+
+def test_cove_table_shows_both_bleu_conventions_with_their_signatures():
+    from elmo_repro.probe_tables import render_cove
+
+    bleu = {"test_bleu": 21.5, "score": "BLEU = 21.50 ...", "signature": "nrefs:1|case:mixed|tok:13a",
+            "tokenized_lowercased": {"test_bleu": 24.25, "score": "BLEU = 24.25 ...",
+                                     "signature": "nrefs:1|case:lc|tok:none"},
+            "history": [{"epoch": 1, "val_bleu": 10.0}, {"epoch": 2, "val_bleu": 12.0}]}
+    data = {"train_pairs": 29000, "dropped_snli_pairs": 3, "dropped_eval_pairs": 1}
+    text = render_cove(bleu, data, "tiny")
+    assert "| **21.50** | **24.25** | 12.00 | 2 | 29,000 | 3 / 1 |" in text
+    assert "`nrefs:1|case:mixed|tok:13a`" in text and "`nrefs:1|case:lc|tok:none`" in text
+    assert "Compare the second with published numbers" in text

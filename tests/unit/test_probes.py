@@ -178,19 +178,24 @@ def test_linear_probe_separates_a_separable_set():
         tags = torch.arange(n) % 3
         return centres[tags] + 0.5 * torch.randn(n, 3, generator=generator), tags
 
-    result = train_linear_probe(sample(300), sample(60), sample(90), 3, epochs=20, batch_size=16, lr=0.05, seed=1)
+    train, dev, test = sample(300), sample(60), sample(90)
+    result = train_linear_probe(train, dev, test, 3, max_epochs=20, patience=3, batch_size=16, lr=0.05, seed=1)
     assert result.test_accuracy == 100.0 and result.dev_accuracy == 100.0
-    assert len(result.history) == 20 and result.history[0]["epoch"] == 1 and len(result.test_predictions) == 90
-    again = train_linear_probe(sample(300), sample(60), sample(90), 3, epochs=2, batch_size=16, lr=0.05, seed=1)
-    assert again.best_epoch in (1, 2)
-    with pytest.raises(ValueError, match="epochs must be an integer >= 1"):
-        train_linear_probe(sample(3), sample(3), sample(3), 3, epochs=0, batch_size=16, lr=0.05, seed=1)
+    # Dev accuracy peaks (100%) at best_epoch; three epochs without a better one stop the probe.
+    assert len(result.history) == result.best_epoch + 3 < 20 and result.converged
+    assert result.history[0]["epoch"] == 1 and len(result.test_predictions) == 90
+    # With two epochs at most and a patience of 3, the probe cannot show it stopped improving.
+    again = train_linear_probe(train, dev, test, 3, max_epochs=2, patience=3, batch_size=16, lr=0.05, seed=1)
+    assert again.best_epoch in (1, 2) and len(again.history) == 2 and not again.converged
+    with pytest.raises(ValueError, match="max_epochs must be an integer >= 1"):
+        train_linear_probe(sample(3), sample(3), sample(3), 3, max_epochs=0, patience=1, batch_size=16, lr=0.05,
+                           seed=1)
 
 
 def test_same_seed_same_probe():
     x, y = torch.randn(50, 4, generator=torch.Generator().manual_seed(3)), torch.arange(50) % 2
-    a = train_linear_probe((x, y), (x, y), (x, y), 2, epochs=3, batch_size=8, lr=0.01, seed=7)
-    b = train_linear_probe((x, y), (x, y), (x, y), 2, epochs=3, batch_size=8, lr=0.01, seed=7)
+    a = train_linear_probe((x, y), (x, y), (x, y), 2, max_epochs=3, patience=2, batch_size=8, lr=0.01, seed=7)
+    b = train_linear_probe((x, y), (x, y), (x, y), 2, max_epochs=3, patience=2, batch_size=8, lr=0.01, seed=7)
     assert a.history == b.history and a.test_predictions == b.test_predictions
 
 
@@ -235,6 +240,13 @@ def test_a_table5_row_per_set_overall_and_seen():
     assert answers == {"a": ["bank%1:14:00::", "bank%1:17:01::"], "b": ["river%1:17:00::"]}
     assert metrics["a_f1"] == 50.0 and metrics["b_f1"] == 100.0
     assert metrics["all_f1"] == pytest.approx(200 / 3)          # 2 of 3
+    assert "paper_pool_f1" not in metrics                       # no SemEval-2007 to leave out: the pool is all
+    # Named as the paper's left-out set, "a" leaves the pool: the paper's ALL is then "b" alone.
+    pooled, _ = evaluate_layer(
+        (torch.tensor([[1.0, 0.0], [0.0, 1.0]]), train),
+        {"semeval2007": (torch.tensor([[1.0, 0.1], [0.0, 1.0]]), test_a), "b": (torch.tensor([[1.0, 1.0]]), test_b)},
+        {("river", "NOUN"): "river%1:17:00::"})
+    assert pooled["paper_pool_f1"] == 100.0 and pooled["all_f1"] == pytest.approx(200 / 3)
     assert metrics["seen_instances"] == 1 and metrics["seen_f1"] == 100.0
     assert (metrics["nearest_answers"], metrics["first_sense_answers"], metrics["unanswered_answers"]) == (2, 1, 0)
 
@@ -303,21 +315,25 @@ def test_table_views_and_their_significance_tests():
     assert mcnemar_p({"a": "10"}, {"a": "10"}) is None
     with pytest.raises(ValueError, match="different instances"):
         mcnemar_p({"a": "10"}, {"a": "101"})
-    metrics = {"x_f1": 50.0, "all_f1": 50.0, "seen_f1": 60.0, "seen_instances": 5, "nearest_answers": 5,
-               "first_sense_answers": 2, "unanswered_answers": 0}
-    rows = [{"row": f"biLM layer {layer}", "source": "bilm", "layer": layer, "train": ["s2"], "test": ["x"],
-             "metrics": {**metrics, "all_f1": 50.0 + layer}, "correct": {"x": bits}}
+    metrics = {"semeval2007_f1": 40.0, "x_f1": 50.0, "all_f1": 50.0, "paper_pool_f1": 45.0, "seen_f1": 60.0,
+               "seen_instances": 5, "nearest_answers": 5, "first_sense_answers": 2, "unanswered_answers": 0}
+    rows = [{"row": f"biLM layer {layer}", "source": "bilm", "layer": layer, "train": ["s2"],
+             "test": ["semeval2007", "x"], "metrics": {**metrics, "all_f1": 50.0 + layer}, "correct": {"x": bits}}
             for layer, bits in ((1, "1100000"), (2, "1111111"))]
     wsd = table5(rows, ROOT / "paper" / "table5.csv")
     assert [r["paper_f1"] for r in wsd["rows"]] == ["67.4", "69.0"]
     assert wsd["layer1_vs_layer2"]["bilm"]["mcnemar_p"] == pytest.approx(0.0625)
     text = render_table5(wsd, "tiny")
-    assert "| biLM layer 2 | 50.0 | 52.0 | 60.0 | 5 / 2 / 0 | 69.0 |" in text and "p = 0.0625" in text
+    assert "| biLM layer 2 | 40.0 | 50.0 | 52.0 | 45.0 | 60.0 | 5 / 2 / 0 | 69.0 |" in text and "p = 0.0625" in text
+    # The caption says what the code does: 5 answered by the nearest sense, 0 of them unseen; x pooled.
+    assert "takes the nearest sense mean (5 instances, of which 0 have" in text and "(x)" in text
     pos_rows = [{"row": f"CoVe layer {layer}", "source": "cove", "layer": layer, "seeds": [0, 1, 2],
                  "per_seed": scores, "mean": sum(scores) / 3, "std": 1.0, "dev_mean": 90.0,
+                 "still_learning": [False, layer == 1, False], "best_epochs": [12, 200, 30],
                  "tokens": {"train": 10, "dev": 5, "test": 5}}
                 for layer, scores in ((1, [91.0, 92.0, 93.0]), (2, [89.0, 90.0, 91.0]))]
     pos = table6(pos_rows, ROOT / "paper" / "table6.csv")
     # Welch by hand: difference 2, both variances 1, n = 3: t = 2 / sqrt(2/3) = 2.449, df = 4: p = 0.0705
     assert pos["layer1_vs_layer2"]["cove"]["welch_p"] == pytest.approx(0.0705, abs=1e-4)
-    assert "| CoVe layer 1 | 92.00 ± 1.00 (91.00, 92.00, 93.00) | 90.00 | 93.3 |" in render_table6(pos, "tiny")
+    assert ("| CoVe layer 1 | 92.00 ± 1.00 [91.00 (epoch 12), 92.00† (epoch 200), 93.00 (epoch 30)] | 90.00 | 93.3 |"
+            in render_table6(pos, "tiny"))

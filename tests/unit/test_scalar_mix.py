@@ -91,11 +91,36 @@ def test_fixed_layer_mix_uses_one_layer_and_trains_only_gamma():
     assert mix.weights().tolist() == [1.0, 0.0, 0.0] and mix.penalty().item() == 0.0
     assert [name for name, p in mix.named_parameters() if p.requires_grad] == ["gamma"]
     last = ElmoInjection(3, ElmoSpec(placement="input", mix="last"), dim=5)
-    assert last.report()["input"] == {"s": [0.0, 0.0, 1.0], "gamma": 1.0}       # bilm-tf use_top_only
+    assert last.report()["input"] == {"s": [0.0, 0.0, 1.0], "gamma": 1.0, "gamma_init": 1.0}  # use_top_only
     char = ElmoInjection(3, ElmoSpec(placement="input", mix="fixed", layer=0), dim=5)
     assert char.report()["input"]["s"] == [1.0, 0.0, 0.0]
     with pytest.raises(ValueError, match="outside"):
         ScalarMix(3, fixed_layer=3)
+
+
+def test_matched_gamma_scales_the_mix_to_the_target_rms_over_real_tokens():
+    # Layer 0 is all 2, layer 1 all 4; the padded position holds 100 and must not count.
+    layers = torch.stack([torch.full((1, 3, 4), 2.0), torch.full((1, 3, 4), 4.0)], dim=1)   # (1, 2, 3, 4)
+    layers[0, :, 2] = 100.0
+    mask = torch.tensor([[True, True, False]])
+    mix = ScalarMix(2)                                 # uniform s: the unscaled mix is 3 everywhere
+    assert mix.match_scale(layers, mask, target_rms=0.75) == 0.25 == mix.gamma.item()
+    torch.testing.assert_close(mix(layers, mask)[mask], torch.full((2, 4), 0.75), rtol=0, atol=0)
+    assert mix.parameters_report()["gamma_init"] == 0.25
+    char = ScalarMix(2, fixed_layer=0)
+    assert char.match_scale(layers, mask, target_rms=0.5) == 0.25  # layer 0 alone: RMS 2
+    normed = ScalarMix(2, do_layer_norm=True)          # constant layers normalise to 0: nothing to match
+    with pytest.raises(ValueError, match="zero"):
+        normed.match_scale(layers, mask, 1.0)
+    with pytest.raises(ValueError, match="positive"):
+        mix.match_scale(layers, mask, 0.0)
+    # The injection matches every mix over texts of different lengths, concatenated.
+    both = ElmoInjection(2, ElmoSpec(placement="both"), dim=4)
+    texts = [np.full((2, 1, 4), 1.0, dtype=np.float16), np.full((2, 3, 4), 3.0, dtype=np.float16)]
+    # s uniform: the mix is 1 on one token and 3 on three, RMS sqrt((1 + 27) / 4) = sqrt(7)
+    assert both.match_scale(texts, target_rms=math.sqrt(7) / 2) == pytest.approx([0.5, 0.5], rel=1e-6)
+    with pytest.raises(ValueError, match="at least one"):
+        both.match_scale([], 1.0)
 
 
 def test_switches_freeze_weights_or_gamma():
@@ -118,3 +143,5 @@ def test_elmo_spec_is_validated():
         ElmoSpec(placement="middle")
     with pytest.raises(ValidationError, match="Extra inputs"):
         ElmoSpec(l2coef=0.1)
+    with pytest.raises(ValidationError, match="gamma_init"):
+        ElmoSpec(gamma_init="unit")

@@ -7,6 +7,9 @@ how the layers are mixed, is an :class:`~elmo_repro.experiments.specs.ElmoSpec` 
 
 from __future__ import annotations
 
+from typing import Sequence
+
+import numpy as np
 import torch
 from torch import nn
 
@@ -47,10 +50,31 @@ class ElmoInjection(nn.Module):
         """(B, L+1, T, D) layers, (B, T) mask -> {point: (B, T, D) dropped-out mix}."""
         return {point: self.dropout(mix(layers, mask)) for point, mix in zip(self.points, self.mixes)}
 
+    def match_scale(self, sample: Sequence[np.ndarray | torch.Tensor], target_rms: float) -> list[float]:
+        """Start every mix's γ so the unscaled mix over ``sample`` has RMS ``target_rms``
+        (``ElmoSpec.gamma_init == "matched"``; :meth:`ScalarMix.match_scale`).
+
+        Args:
+            sample: texts' layers, each (L+1, T_i, D); every position is a real token.
+            target_rms: RMS of the vectors ELMo joins (the static word vectors).
+
+        Returns:
+            γ of each mix, in the order of ``points``.
+
+        Raises:
+            ValueError: an empty sample, or as :meth:`ScalarMix.match_scale`.
+        """
+        if not sample:
+            raise ValueError("match_scale needs at least one text's layers")
+        layers = torch.cat([torch.as_tensor(np.asarray(a), dtype=torch.float32) for a in sample], dim=1)[None]
+        mask = torch.ones(1, layers.size(2), dtype=torch.bool)               # (1, ΣT_i): all real
+        return [mix.match_scale(layers, mask, target_rms) for mix in self.mixes]
+
     def penalty(self) -> torch.Tensor:
         """Sum of the mixes' λ·Σw² (Eq. 1's regulariser); a scalar."""
         return sum((mix.penalty() for mix in self.mixes), torch.zeros(()))
 
     def report(self) -> dict[str, dict]:
-        """{point: {"s": softmax-normalised layer weights, "gamma": γ}} of every mix."""
+        """{point: {"s": softmax-normalised layer weights, "gamma": γ, "gamma_init": γ before
+        training}} of every mix."""
         return {point: mix.parameters_report() for point, mix in zip(self.points, self.mixes)}

@@ -42,6 +42,7 @@ class ScalarMix(nn.Module):
         self.scalar_parameters = nn.Parameter(torch.zeros(n_layers),
                                               requires_grad=train_weights and fixed_layer is None)
         self.gamma = nn.Parameter(torch.ones(1), requires_grad=train_gamma)
+        self.gamma_init = 1.0                                        # γ before training (match_scale)
 
     def weights(self) -> torch.Tensor:
         """The normalised layer weights s, shape (n_layers,), summing to 1 (one-hot when fixed)."""
@@ -71,19 +72,51 @@ class ScalarMix(nn.Module):
         """
         if layers.dim() != 4 or layers.size(1) != self.n_layers:
             raise ValueError(f"expected (B, {self.n_layers}, T, D) layers, got {tuple(layers.shape)}")
+        return self.gamma.to(layers.dtype) * self._unscaled(layers, mask)
+
+    def _unscaled(self, layers: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """(B, n_layers, T, D) -> (B, T, D): the mix before γ."""
         if self.do_layer_norm:
             if mask is None:
                 raise ValueError("do_layer_norm needs the token mask")
             layers = _masked_layer_norm(layers, mask)
         if self.fixed_layer is not None:
-            return self.gamma.to(layers.dtype) * layers[:, self.fixed_layer]  # (B, T, D)
+            return layers[:, self.fixed_layer]                       # (B, T, D)
         s = self.weights().to(layers.dtype)                          # (n_layers,)
-        mixed = torch.einsum("l,bltd->btd", s, layers)               # (B, T, D)
-        return self.gamma.to(layers.dtype) * mixed
+        return torch.einsum("l,bltd->btd", s, layers)                # (B, T, D)
+
+    @torch.no_grad()
+    def match_scale(self, layers: torch.Tensor, mask: torch.Tensor, target_rms: float) -> float:
+        """Set γ so the mix's root mean square over the real tokens of ``layers`` is ``target_rms``.
+
+        Args:
+            layers: (B, n_layers, T, D) a sample of biLM activations (float32).
+            mask: (B, T) bool, True at real tokens.
+            target_rms: the scale to match, e.g. RMS of the static word vectors (> 0).
+
+        Returns:
+            The new γ (also recorded as ``gamma_init`` in :meth:`parameters_report`).
+
+        Raises:
+            ValueError: no real token, a non-positive target, or an all-zero mix.
+        """
+        if not mask.any():
+            raise ValueError("match_scale needs at least one real token")
+        if not target_rms > 0:
+            raise ValueError(f"target_rms must be positive, got {target_rms}")
+        mixed = self._unscaled(layers.float(), mask)[mask]           # (N, D) real tokens
+        rms = float(mixed.pow(2).mean().sqrt())
+        if not rms > 0:
+            raise ValueError("the unscaled mix is zero on the sample: no scale to match")
+        self.gamma.fill_(target_rms / rms)
+        self.gamma_init = self.gamma.item()
+        return self.gamma_init
 
     def parameters_report(self) -> dict[str, list[float] | float]:
-        """The learned mix as reported per run: softmax-normalised ``s`` and ``gamma``."""
-        return {"s": [float(x) for x in self.weights().detach()], "gamma": float(self.gamma.detach())}
+        """The learned mix as reported per run: softmax-normalised ``s``, ``gamma`` and the γ it
+        started from (``gamma_init``)."""
+        return {"s": [float(x) for x in self.weights().detach()], "gamma": float(self.gamma.detach()),
+                "gamma_init": self.gamma_init}
 
 
 def _masked_layer_norm(layers: torch.Tensor, mask: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:

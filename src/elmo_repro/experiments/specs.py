@@ -53,6 +53,13 @@ class ElmoSpec(Strict):
     ``train_weights`` / ``train_gamma`` switch training of s and γ separately. ``bilm``: the
     pretrained biLM (``base``), the one fine-tuned on the run's task (``finetuned``), or CoVe's
     MT-LSTM (``cove``: its two layers, ``layer`` 0 the first; no char layer).
+
+    ``gamma_init``: ``one`` starts γ at 1 as bilm-tf's ``weight_layers`` does; ``matched`` starts it
+    at RMS(static word vectors) / RMS(the unscaled mix over the run's first training texts), so
+    ELMo enters the task model at the scale of the vectors it joins (a declared departure: the
+    paper's supplement A.2 credits γ with bridging exactly that difference in distributions, and
+    with a few hundred updates per epoch Adam moves γ at most ~lr per update, too slowly to do it
+    in time; issue 29).
     """
 
     bilm: Literal[BILMS] = "base"      # finetuned: the task's fine-tuned biLM (paper §3.4); cove: CoVe
@@ -64,6 +71,7 @@ class ElmoSpec(Strict):
     layer_norm: bool = False
     train_weights: bool = True
     train_gamma: bool = True
+    gamma_init: Literal["one", "matched"] = "one"
 
     @model_validator(mode="after")
     def _layer_matches_mix(self) -> "ElmoSpec":

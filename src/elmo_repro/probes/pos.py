@@ -2,9 +2,11 @@
 
 As the paper: the biLM (or CoVe) is frozen and a linear classifier, a softmax over the tag set on
 one layer's vector per token (no context beyond what the layer holds), is trained with
-cross-entropy. Here with Adam on shuffled mini-batches of tokens, ``epochs`` passes; the epoch with
-the best dev accuracy (the first on ties) is kept and scored once on test. The seed fixes the
-initialisation and the batch order, so the spread over seeds is the probe's, not the layer's.
+cross-entropy. Here with Adam on shuffled mini-batches of tokens until dev accuracy has not improved
+for ``patience`` epochs (at most ``max_epochs``); the epoch with the best dev accuracy (the first on
+ties) is kept and scored once on test. A probe that reaches ``max_epochs`` while still improving is
+reported as not converged (Table 6 marks it †). The seed fixes the initialisation and the batch
+order, so the spread over seeds is the probe's, not the layer's.
 
 The most-frequent-tag baseline tags each word with its most frequent training tag (ties: the tag
 first in sorted order) and an unseen word with the most frequent tag of all training tokens.
@@ -27,6 +29,7 @@ class ProbeResult:
     dev_accuracy: float                       # percent, the kept epoch's
     test_accuracy: float                      # percent
     best_epoch: int                           # 1-based
+    converged: bool                           # dev accuracy stopped improving for `patience` epochs
     history: list[dict[str, float]]           # per epoch: epoch, train_loss, dev_accuracy
     test_predictions: list[int] = field(repr=False, default_factory=list)   # tag ids
 
@@ -39,18 +42,21 @@ def accuracy(predicted: torch.Tensor, gold: torch.Tensor) -> float:
 
 
 def train_linear_probe(train: tuple[torch.Tensor, torch.Tensor], dev: tuple[torch.Tensor, torch.Tensor],
-                       test: tuple[torch.Tensor, torch.Tensor], n_tags: int, *, epochs: int,
-                       batch_size: int, lr: float, seed: int) -> ProbeResult:
+                       test: tuple[torch.Tensor, torch.Tensor], n_tags: int, *, max_epochs: int,
+                       patience: int, batch_size: int, lr: float, seed: int) -> ProbeResult:
     """Train a softmax classifier on ``(vectors, tag ids)`` pairs and score the best dev epoch on test.
 
     Args:
         train, dev, test: ``(vectors (n, dim) float, tags (n,) int64)`` each, one row per token.
         n_tags: the size of the tag set; tag ids are ``0 .. n_tags - 1``.
+        max_epochs: the most passes over ``train``.
+        patience: stop after this many epochs without a better dev accuracy.
 
     Raises:
         ValueError: non-positive counts or mismatched shapes.
     """
-    for name, value in {"epochs": epochs, "batch_size": batch_size, "n_tags": n_tags}.items():
+    for name, value in {"max_epochs": max_epochs, "patience": patience, "batch_size": batch_size,
+                        "n_tags": n_tags}.items():
         check_count(value, f"train_linear_probe: {name}")
     for name, (x, y) in {"train": train, "dev": dev, "test": test}.items():
         if x.dim() != 2 or y.shape != (x.shape[0],) or x.shape[1] != train[0].shape[1]:
@@ -65,7 +71,7 @@ def train_linear_probe(train: tuple[torch.Tensor, torch.Tensor], dev: tuple[torc
     optimizer = torch.optim.Adam(probe.parameters(), lr=lr)
     history, best = [], (-1.0, 0, None)
     x_train, y_train = train
-    for epoch in range(1, epochs + 1):
+    for epoch in range(1, max_epochs + 1):
         order = torch.randperm(len(y_train), generator=generator)
         total = 0.0
         for start in range(0, len(order), batch_size):
@@ -80,10 +86,13 @@ def train_linear_probe(train: tuple[torch.Tensor, torch.Tensor], dev: tuple[torc
         history.append({"epoch": epoch, "train_loss": total / len(order), "dev_accuracy": dev_accuracy})
         if dev_accuracy > best[0]:
             best = (dev_accuracy, epoch, {k: v.clone() for k, v in probe.state_dict().items()})
+        if epoch - best[1] >= patience:
+            break
     probe.load_state_dict(best[2])
     with torch.no_grad():
         predicted = probe(test[0]).argmax(-1)
-    return ProbeResult(best[0], accuracy(predicted, test[1]), best[1], history, predicted.tolist())
+    converged = len(history) - best[1] >= patience
+    return ProbeResult(best[0], accuracy(predicted, test[1]), best[1], converged, history, predicted.tolist())
 
 
 def most_frequent_tags(words: Sequence[str], tags: Sequence[str]) -> tuple[dict[str, str], str]:

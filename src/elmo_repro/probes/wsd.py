@@ -20,7 +20,7 @@ from typing import Sequence
 
 import torch
 
-from ..data.wsd import Instance
+from ..data.wsd import PAPER_POOL_LEAVES_OUT, Instance
 
 NEAREST, FIRST_SENSE, UNANSWERED = "nearest", "first_sense", "unanswered"
 
@@ -113,6 +113,7 @@ def evaluate_layer(train: tuple[torch.Tensor, Sequence[Instance]],
 
     Returns:
         ``(metrics, answers)``: metrics ``<set>_f1`` per test set, ``all_f1`` over their union,
+        ``paper_pool_f1`` over the union without :data:`PAPER_POOL_LEAVES_OUT` (as the paper's ALL),
         ``seen_f1`` / ``seen_instances`` on the instances one of whose gold senses was seen in
         training, and ``<how>_answers`` counts (nearest, first_sense, unanswered); answers per
         set the predicted keys (None: no answer).
@@ -140,12 +141,17 @@ def _evaluate(table: SenseTable, test_sets: dict[str, tuple[torch.Tensor, Sequen
     metrics: dict[str, float] = {}
     answers: dict[str, list] = {}
     everything: list[tuple[str | None, str, Instance]] = []
+    pool: list[tuple[str | None, Instance]] = []
     for name, (vectors, instances) in test_sets.items():
         predicted = predict_senses(table, vectors, instances, first_senses)
         answers[name] = [key for key, _ in predicted]
         metrics[f"{name}_f1"] = wsd_scores(answers[name], instances)["f1"]
         everything += [(key, how, instance) for (key, how), instance in zip(predicted, instances)]
+        if name not in PAPER_POOL_LEAVES_OUT:
+            pool += list(zip(answers[name], instances))
     metrics["all_f1"] = wsd_scores([k for k, _, _ in everything], [i for _, _, i in everything])["f1"]
+    if pool and len(pool) < len(everything):
+        metrics["paper_pool_f1"] = wsd_scores([k for k, _ in pool], [i for _, i in pool])["f1"]
     seen = [(k, i) for k, _, i in everything if table.seen(i)]
     metrics["seen_f1"] = wsd_scores([k for k, _ in seen], [i for _, i in seen])["f1"] if seen else 0.0
     metrics["seen_instances"] = len(seen)

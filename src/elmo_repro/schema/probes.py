@@ -75,7 +75,8 @@ class PosProbeConfig(Strict):
     treebank: str = Field(min_length=1)                  # under the mirror: a zip or a directory of wsj_*.mrg
     split: dict[Literal["train", "dev", "test"], Annotated[list[int], AfterValidator(_document_range)]]
     seeds: list[int] = Field(min_length=1)
-    epochs: int = Field(ge=1)
+    max_epochs: int = Field(ge=1)                        # the most passes; a probe still improving is †
+    patience: int = Field(ge=1)                          # stop after this many epochs without a better dev
     batch_size: int = Field(ge=1)
     lr: float = Field(gt=0)
 

@@ -161,8 +161,33 @@ def prepare_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]
               for name, examples in (("train", train), ("dev", data["dev"]), ("test", data["test"]))}
     elmo_shape = None if layers is None else (layers["train"].n_layers, layers["train"].dim)
     model = task.build_model(cfg["model"], vocab, spec.elmo, elmo_shape)
+    if spec.elmo is not None and spec.elmo.gamma_init == "matched":
+        match_elmo_scale(model.elmo, splits["train"], vectors)
     optimizer = build_optimizer(list(model.parameters()), trainer["optimizer"])
     return PreparedRun(model, optimizer, splits, np.random.default_rng(seed))
+
+
+GAMMA_SAMPLE = 1000   # training examples (in training order) whose texts set a matched γ
+
+
+def static_rms(vectors: tuple[list[str], np.ndarray]) -> float:
+    """Root mean square of every entry of the static word vectors ``(words, (V, D) matrix)``."""
+    matrix = vectors[1]
+    return float(np.sqrt(np.mean(np.square(matrix, dtype=np.float64))))
+
+
+def match_elmo_scale(injection: Any, train: EncodedSplit, vectors: tuple[list[str], np.ndarray]) -> list[float]:
+    """Start γ of each ELMo mix at RMS(static vectors) / RMS(unscaled mix) over the distinct texts of
+    the first :data:`GAMMA_SAMPLE` training examples (``ElmoSpec.gamma_init == "matched"``).
+
+    Consumes no random numbers, so the rest of the run draws what it drew with ``gamma_init: one``.
+
+    Returns:
+        γ of each mix (:meth:`~elmo_repro.elmo.injection.ElmoInjection.match_scale`).
+    """
+    indices = [train.index[i] for i in range(min(GAMMA_SAMPLE, len(train.examples)))]
+    texts = {id(a): a for example in train.layers.batch(indices) for a in example.values()}
+    return injection.match_scale(list(texts.values()), static_rms(vectors))
 
 
 def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]], vectors: Any,
