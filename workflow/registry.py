@@ -207,6 +207,17 @@ COVE_STAGES = [
         metrics=["results/metrics/cove.json"],
         resources={"mem_mb": 16000, "runtime": 720},    # CPU code; the paper profile's GloVe 840B: ~6 GB
     ),
+    # the test translations scored as published Multi30k scores are (tokenized, lower-cased), apart
+    # from training so a scoring convention never retrains the model
+    Stage(
+        name="cove_published_bleu",
+        module="cove_published_bleu",
+        deps=["models/cove", "data/multi30k"],
+        params=[],
+        metrics=["results/metrics/cove_published_bleu.json"],
+        threads=1,
+        resources={"mem_mb": 2000, "runtime": 10},
+    ),
 ]
 
 PROBE_STAGES = [
@@ -302,7 +313,8 @@ TABLE_STAGES = [
     table_stage("table4", ["results/probes/neighbours.json"], [], ["table4.md"]),
     table_stage("table5", ["paper/table5.csv", "results/probes/wsd"], [], ["table5.md", "table5.json"]),
     table_stage("table6", ["paper/table6.csv", "results/probes/pos"], [], ["table6.md", "table6.json"]),
-    table_stage("cove_table", ["results/cove/bleu.json", "results/metrics/multi30k_data.json"], [], ["cove.md"]),
+    table_stage("cove_table", ["results/cove/bleu.json", "results/metrics/cove_published_bleu.json",
+                               "results/metrics/multi30k_data.json"], [], ["cove.md"]),
 ]
 
 

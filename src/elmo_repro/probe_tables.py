@@ -191,8 +191,10 @@ def render_table4(neighbours: dict[str, Any], profile: str) -> str:
     return "\n".join(lines)
 
 
-def render_cove(bleu: dict[str, Any], data: dict[str, Any], profile: str) -> str:
-    lc = bleu["tokenized_lowercased"]
+def render_cove(bleu: dict[str, Any], published: dict[str, Any], data: dict[str, Any], profile: str) -> str:
+    """``cove.md``: ``bleu`` (``results/cove/bleu.json``, sacrebleu's default), ``published``
+    (``results/metrics/cove_published_bleu.json``, tokenized and lower-cased), the Multi30k counts."""
+    lc = published
     history = "; ".join(f"{h['epoch']}: {h['val_bleu']:.2f}" for h in bleu["history"])
     return "\n".join([
         f"# CoVe: the English→German translation model (profile `{profile}`)", "",

@@ -36,7 +36,7 @@ from ..checks import check_count
 from ..fingerprint import NOT_OUTPUT_MODULES, code_fingerprint, local_imports
 from ..data.multi30k import BOS, EOS, PAD, UNK, Pair, build_vocabulary
 from ..io import atomic_path
-from .bleu import corpus_bleu, detokenize, tokenized_lowercased_bleu
+from .bleu import corpus_bleu, detokenize
 from .model import BOS_ID, EOS_ID, PAD_ID, UNK_ID, CoVeConfig, CoVeTranslator
 
 assert [PAD_ID, UNK_ID, BOS_ID, EOS_ID] == [0, 1, 2, 3] and build_vocabulary([], 1) == [PAD, UNK, BOS, EOS]
@@ -101,7 +101,6 @@ class CoVeResult:
     test_translations: list[str] = field(repr=False, default_factory=list)
     signature: str = ""
     score_line: str = ""
-    published: dict[str, str | float] = field(default_factory=dict)   # tokenized, lower-cased BLEU
 
 
 def translate(model: CoVeTranslator, sources: Sequence[Sequence[int]], target_words: Sequence[str],
@@ -235,12 +234,8 @@ def train_cove(train: Sequence[Pair], val: Sequence[Pair], test: Sequence[Pair],
     test_translations = translate(model, [vectors.ids(p.source) for p in test], target_words,
                                   config.max_length, config.beam_size)
     test_bleu, line, signature = corpus_bleu(test_translations, [p.reference for p in test])
-    lc_bleu, lc_line, lc_signature = tokenized_lowercased_bleu(test_translations, [p.reference for p in test])
-    log(f"test 2016 BLEU {test_bleu:.2f} (beam {config.beam_size}, epoch {best['epoch']}): {line} | {signature}; "
-        f"tokenized lower-cased {lc_bleu:.2f} | {lc_signature}")
-    metrics = {"val_bleu": best["bleu"], "test_bleu": test_bleu, "test_bleu_tokenized_lc": lc_bleu,
-               "best_epoch": best["epoch"],
+    log(f"test 2016 BLEU {test_bleu:.2f} (beam {config.beam_size}, epoch {best['epoch']}): {line} | {signature}")
+    metrics = {"val_bleu": best["bleu"], "test_bleu": test_bleu, "best_epoch": best["epoch"],
                "train_pairs": len(train), "target_vocabulary": len(target_words),
                "source_coverage": vectors.coverage([p.source for p in train])}
-    return model.eval(), target_words, CoVeResult(metrics, history, test_translations, signature, line,
-                                                  {"test_bleu": lc_bleu, "score": lc_line, "signature": lc_signature})
+    return model.eval(), target_words, CoVeResult(metrics, history, test_translations, signature, line)
