@@ -8,6 +8,25 @@ import argparse
 import os
 import sys
 
+DEBUG_ENV = "ELMO_DEBUG"
+
+
+def _bad_input_in_one_line(debug: bool) -> None:
+    """Print an uncaught :class:`~elmo_repro.io.InputError` or :class:`~elmo_repro.io.OutputError` as
+    its message alone (it names the file, line or params key path, and the problem); the exit
+    status stays 1. Other exceptions, and every exception with ``debug``, keep Python's traceback."""
+    from elmo_repro.io import InputError, OutputError
+
+    previous = sys.excepthook
+
+    def hook(kind, value, traceback):
+        if issubclass(kind, (InputError, OutputError)) and not debug:
+            print(f"error: {value}\n(the traceback: --debug or {DEBUG_ENV}=1)", file=sys.stderr)
+        else:
+            previous(kind, value, traceback)
+
+    sys.excepthook = hook
+
 
 def stage_args(doc: str | None, argv: list[str] | None = None) -> argparse.Namespace:
     """Parse a stage's command line and pin torch's intra-op threads to ``--threads``.
@@ -18,7 +37,10 @@ def stage_args(doc: str | None, argv: list[str] | None = None) -> argparse.Names
     parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=None,
                         help="intra-op threads for torch (default: torch's own choice)")
+    parser.add_argument("--debug", action="store_true",
+                        help=f"print the traceback of a bad-input error too (or set {DEBUG_ENV}=1)")
     args = parser.parse_args(argv)
+    _bad_input_in_one_line(args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0"))
     if args.threads is not None:
         if args.threads < 1:
             parser.error("--threads must be at least 1")

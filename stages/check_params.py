@@ -1,24 +1,108 @@
-"""Stage check_params: validate the whole params.yaml before any other stage starts.
+"""Stage check_params: validate params.yaml, and find every input the pipeline reads from outside
+it, before any other stage starts.
 
-Every stage depends on this stage's report, so ``dvc repro`` (and Snakemake) run it first: a typo,
-a wrong type or a stale ``runs`` section fails here in about a second, naming the key path,
-before DVC deletes the outputs of the stages the edit made stale. Every stage validates the file
-again when it loads it. The report (``results/params_check.json``) is the same whatever the
-values, so a valid edit re-runs only the stages that read the edited params.
+Every stage depends on this stage's report, so ``dvc repro`` (and Snakemake) run it first, and it
+runs on every ``dvc repro`` (``always_changed``; about a second). It fails, naming the key path
+or the file, before DVC deletes the outputs of a stage that would then fail:
+
+* params: a typo, a wrong type, a stale ``runs`` section, a layer outside the biLM or CoVe
+  (:func:`elmo_repro.schema.validate_params`);
+* inputs: each dependency of each stage of both jobs' pipeline files (``JOB_FILES``) that no stage
+  writes -- the data mirror's files (``data.mirror``), WordNet (``probes.wordnet``), the paper's
+  numbers, the code -- must exist, with the params paths in it resolved;
+* a released biLM (``bilm_source.path`` with an ``options.json``): every fixed layer an ELMo spec
+  names must be one of its layers.
+
+Every stage validates params.yaml again when it loads it. The report (``results/params_check.json``)
+is the same whatever the values, so a valid edit re-runs only the stages that read the edited params.
 """
 
-from elmo_repro.io import write_json
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+from elmo_repro.experiments.specs import JOB_FILES
+from elmo_repro.io import InputError, read_json, write_json
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
 from stages import stage_args
 
 SECTIONS: list[str] = []            # declared to DVC as the whole file (see workflow/registry.py)
 REPORT = "results/params_check.json"
+TEMPLATE = re.compile(r"\$\{([^}]+)\}")
+
+
+def _resolve(text: str, params: dict[str, Any]) -> str | None:
+    """``text`` with each ``${a.b}`` replaced by that params value; None when it names a foreach
+    item or key (one per run: those paths are stage outputs)."""
+    def value(match: re.Match) -> str:
+        node: Any = params
+        for part in match.group(1).split("."):
+            node = node[part]
+        return str(node)
+
+    if "${item" in text or "${key" in text:
+        return None
+    return TEMPLATE.sub(value, text)
+
+
+def _stage_paths(pipeline: dict, kind: str) -> Iterator[tuple[str, str]]:
+    """``(stage name, path)`` of every dependency (``kind="deps"``) or output of a pipeline file."""
+    for name, stage in (pipeline.get("stages") or {}).items():
+        body = stage.get("do", stage)
+        keys = ["deps"] if kind == "deps" else ["outs", "metrics", "plots"]
+        for key in keys:
+            for entry in body.get(key) or []:
+                yield name, next(iter(entry)) if isinstance(entry, dict) else entry
+
+
+def missing_inputs(params: dict[str, Any], root: Path = Path(".")) -> list[str]:
+    """One line per stage input that no stage writes and that does not exist (see module doc)."""
+    pipelines = {job: yaml.safe_load((root / path).read_text(encoding="utf-8")) for job, path in JOB_FILES.items()
+                 if (root / path).is_file()}
+    written = []
+    for pipeline in pipelines.values():
+        for _, out in _stage_paths(pipeline, "outs"):
+            prefix = TEMPLATE.split(out)[0] if "${item" in out or "${key" in out else _resolve(out, params)
+            if prefix:
+                written.append(Path(prefix))
+    problems, seen = [], set()
+    for job, pipeline in pipelines.items():
+        for stage, dep in _stage_paths(pipeline, "deps"):
+            path = _resolve(dep, params)
+            if path is None or path in seen:
+                continue
+            seen.add(path)
+            produced = any(Path(path) == out or out in Path(path).parents for out in written)
+            if not produced and not (root / path).exists():
+                shown = dep if dep == path else f"{dep} = {path}"
+                problems.append(f"{JOB_FILES[job]}: stage {stage} reads {shown}, which does not exist")
+    return problems
+
+
+def released_layer_problems(params: dict[str, Any], root: Path = Path(".")) -> list[str]:
+    """Fixed layers of the biLM specs outside a released biLM's layers (its ``options.json``)."""
+    options = root / params["bilm_source"]["path"] / "options.json"
+    if params["bilm_source"]["path"] == "models/bilm" or not options.is_file():
+        return []          # the biLM trained here: the schema checks its layers (bilm.lstm.n_layers)
+    n_layers = read_json(options)["lstm"]["n_layers"]
+    return [f"elmo_specs.{name}.layer: layer {spec['layer']} is outside the released biLM {options}: 0 .. "
+            f"{n_layers} (0 = the char layer)"
+            for name, spec in params["elmo_specs"].items()
+            if spec.get("mix") == "fixed" and spec.get("bilm") != "cove" and spec["layer"] > n_layers]
 
 
 def main(argv: list[str] | None = None) -> None:
     stage_args(__doc__, argv)
     params = load_params()                     # raises InputError naming the key path
+    problems = released_layer_problems(params) + missing_inputs(params)
+    if problems:
+        shown = problems[:12] + ([f"... and {len(problems) - 12} more"] if len(problems) > 12 else [])
+        raise InputError("params.yaml", "\n".join(["a stage would fail after DVC deleted its outputs:", *shown]))
     with stage_run("check_params", params, SECTIONS):
         write_json(REPORT, {"valid": True})
 

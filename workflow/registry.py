@@ -17,7 +17,7 @@ from typing import Any
 # The one project import here: the mirror paths of the evaluation splits are declared beside their
 # readers (a plain constant, so rendering dvc.yaml needs no third-party package).
 from elmo_repro.data.eval_text import SPLIT_PATHS as EVAL_SPLIT_PATHS
-from elmo_repro.experiments.specs import JOBS, RUNS_DIRS, family
+from elmo_repro.experiments.specs import JOB_FILES, JOBS, RUNS_DIRS, family  # noqa: F401  (JOB_FILES: for render and tests)
 from elmo_repro.experiments.tasks import TASKS
 
 from .imports import NOT_OUTPUT_CODE, code_deps
@@ -70,6 +70,7 @@ class Stage:
     # profile: gpu (count), mem_mb, runtime (minutes). DVC ignores them.
     resources: dict[str, int] = field(default_factory=lambda: {"mem_mb": 4000, "runtime": 60})
     job: str = "main"   # main: dvc.yaml (`dvc repro`); analysis: analysis/dvc.yaml (JOB_FILES)
+    always_changed: bool = False  # DVC runs it on every repro (a check of what lies outside the DAG)
 
     @property
     def cmd(self) -> str:
@@ -339,7 +340,10 @@ STAGES: list[Stage] = [
         name="check_params",
         module="check_params",
         code=["elmo_repro.schema"],       # what it runs (the other stages do not depend on it)
+        # it also checks the files every stage reads from outside the pipeline (the data mirror,
+        # the pipeline files): it runs on every repro (~1 s, the same report)
         deps=[],
+        always_changed=True,
         params=[WHOLE_FILE],
         committed=[PARAMS_CHECK],
         threads=1,
@@ -410,9 +414,6 @@ STAGES: list[Stage] = [
     *(replace(stage, job="analysis") for stage in (*COVE_STAGES, *PROBE_STAGES)),
     *TABLE_STAGES,
 ]
-# The pipeline file of each job: `dvc repro` builds dvc.yaml; `dvc repro analysis/dvc.yaml` the
-# analysis job, whose stages run in the repository root (wdir) and reuse the main job's outputs.
-JOB_FILES = {"main": "dvc.yaml", "analysis": "analysis/dvc.yaml"}
 
 
 def job_stages(job: str) -> list[Stage]:

@@ -34,6 +34,8 @@ def _entry(stage: Stage, wdir: str | None) -> dict:
         entry["metrics"] = [{path: {"cache": False}} for path in stage.metrics]
     if stage.plots:
         entry["plots"] = [{path: {"cache": False}} for path in stage.plots]
+    if stage.always_changed:
+        entry["always_changed"] = True
     return entry
 
 

@@ -188,6 +188,13 @@ def main(argv: list[str] | None = None) -> int:
     if device.type == "cuda" and not torch.cuda.is_available():
         parser.error(f"--device {args.device}: no CUDA device is available to this torch "
                      f"({torch.__version__}); use --device cpu")
+    if device.type == "meta":
+        parser.error(f"--device {args.device}: holds no values; use --device cpu or cuda")
+    try:                                   # mps, xpu, cuda:N past the last GPU, ...: one line, not a traceback
+        torch.zeros(1, device=device)
+    except Exception as err:  # torch raises RuntimeError, AssertionError or NotImplementedError here
+        parser.error(f"--device {args.device}: not usable with this torch ({torch.__version__}: "
+                     f"{str(err).splitlines()[0]}); use --device cpu")
     if args.threads is not None:
         if args.threads < 1:
             parser.error("--threads must be at least 1")

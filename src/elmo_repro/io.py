@@ -28,23 +28,53 @@ class InputError(ValueError):
         self.path, self.line, self.problem = str(path), line, problem
 
 
+class OutputError(OSError):
+    """An output that cannot be written where it is asked for; the message names the output path
+    (never the hidden temporary beside it) and the reason."""
+
+    def __init__(self, path: str | os.PathLike, problem: str):
+        super().__init__(f"{path}: cannot write the output: {problem}")
+        self.path, self.problem = str(path), problem
+
+
+def _blocking_file(directory: Path) -> Path | None:
+    """The first existing non-directory on the way to ``directory`` (its parents included)."""
+    for part in [*reversed(directory.parents), directory]:
+        if part.exists() and not part.is_dir():
+            return part
+    return None
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
 
     Works for files and directories written by third-party code (h5py, torch.save, gensim).
     On an exception the temporary is removed and ``path`` is left untouched.
+
+    Raises:
+        OutputError: the output's directory cannot be made (a file stands on its path) or written
+            (permissions, a read-only file system), or ``path`` cannot be replaced (naming ``path``).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    blocking = _blocking_file(path.parent)
+    if blocking is not None:
+        raise OutputError(path, f"{blocking} is a file, not a directory")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        raise OutputError(path, f"{err.strerror or err} in {path.parent}") from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         yield tmp_path
         if tmp_path.exists():  # mkstemp creates 0600; give the output the usual permissions
             os.chmod(tmp_path, 0o666 & ~_UMASK)
-        os.replace(tmp_path, path)
+        try:
+            os.replace(tmp_path, path)
+        except OSError as err:
+            raise OutputError(path, f"{err.strerror or err} (replacing it)") from None
     finally:
         if tmp_path.exists():
             tmp_path.unlink()

@@ -20,19 +20,35 @@ from .io import InputError, read_text
 PARAMS_FILE = Path("params.yaml")
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key repeated in one mapping (PyYAML keeps the last one
+    silently; DVC refuses such a file, so every reader of params.yaml refuses it alike)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first on line {seen[key] + 1})", key_node.start_mark)
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_params(path: str | Path = PARAMS_FILE, validate: bool = True) -> dict[str, Any]:
     """Load the whole parameter file (UTF-8) as a dict; with ``validate``, check it against the
     schema (:mod:`elmo_repro.schema`) before any stage work starts.
 
     Raises:
-        InputError: the file is missing, is not valid UTF-8 or YAML (with the line), does not
-            hold a mapping, or (``validate``) breaks the schema (naming the key path).
+        InputError: the file is missing, is not valid UTF-8 or YAML (with the line), repeats a
+            key in a mapping (with the line), does not hold a mapping, or (``validate``) breaks
+            the schema (naming the key path).
     """
     path = Path(path)
     if not path.exists():
         raise InputError(path, "file not found (render it with `python -m workflow.profile`)")
     try:
-        params = yaml.safe_load(read_text(path))
+        params = yaml.load(read_text(path), Loader=_UniqueKeyLoader)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         problem = getattr(err, "problem", None) or str(err)

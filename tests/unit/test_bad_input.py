@@ -76,6 +76,7 @@ import h5py
 import numpy as np
 import pytest
 import torch
+import yaml
 from fp_bounds import bilm_bound
 from pretrain_settings import settings
 
@@ -90,7 +91,7 @@ from elmo_repro.data.lm_corpus import (ABC_ZIP, BROWN_ZIP, LM1B_DEV, LM1B_TEST, 
 from elmo_repro.data.text import read_sentences
 from elmo_repro.data.vocabulary import Vocabulary, count_tokens
 from elmo_repro.elmo.features import embed_sentences, read_all, read_sentence_index, write_features
-from elmo_repro.io import InputError, atomic_open, read_json
+from elmo_repro.io import InputError, atomic_open, read_json, write_json
 from elmo_repro.params import load_params
 from elmo_repro.vectors import load_text_vectors, train_word2vec
 
@@ -633,3 +634,90 @@ def test_truncated_hdf5_file(tmp_path, feature_bytes, cut):
     with pytest.raises(InputError, match="unreadable HDF5 feature file") as err:
         read_all(path)
     _where(err, path)
+
+
+def test_a_stage_reports_bad_input_in_one_line(tmp_path):
+    """issue 30: a params error printed a 15-line traceback before the key-path message. A stage
+    prints the message alone (exit status 1); --debug or ELMO_DEBUG=1 keeps the traceback."""
+    root = Path(__file__).resolve().parents[2]
+    params = yaml.safe_load((root / "params.yaml").read_text(encoding="utf-8"))
+    params["pretrain"]["batch_size"] = 0
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop("ELMO_DEBUG", None)
+    done = subprocess.run([sys.executable, "-m", "stages.check_params", "--threads", "1"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: params.yaml: ") and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.splitlines() == [
+        "error: params.yaml: pretrain.batch_size: Input should be greater than or equal to 1 (got 0)",
+        "(the traceback: --debug or ELMO_DEBUG=1)"]
+    debug = subprocess.run([sys.executable, "-m", "stages.check_params", "--threads", "1"], cwd=tmp_path,
+                           env={**env, "ELMO_DEBUG": "1"}, capture_output=True, text=True, check=False)
+    assert debug.returncode == 1 and "Traceback" in debug.stderr and "params.yaml" in debug.stderr
+
+
+def test_a_key_repeated_in_params_is_refused(tmp_path):
+    """issue 30: PyYAML kept the last of two `pretrain:` keys silently, while DVC refuses the file."""
+    path = tmp_path / "params.yaml"
+    path.write_text("profile: tiny\npretrain:\n  seed: 0\n  seed: 1\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"duplicate key 'seed' \(first on line 3\)") as err:
+        load_params(path, validate=False)
+    _where(err, path, 4)
+    path.write_text("profile: tiny\nprofile: paper\n", encoding="utf-8")
+    with pytest.raises(InputError, match="duplicate key 'profile'") as err:
+        load_params(path, validate=False)
+    _where(err, path, 2)
+
+
+def test_an_out_of_range_char_id_names_the_id_and_n_characters(tiny_model):
+    """issue 30: torch raised a bare `IndexError: index out of range in self`."""
+    good = torch.from_numpy(batch_to_char_ids([["a", "b"]]))
+    assert tiny_model.layers(good).shape[0] == 1
+    for bad_id in (300, -1):
+        bad = good.clone()
+        bad[0, 1, 3] = bad_id
+        with pytest.raises(ValueError, match=rf"char id {bad_id} is outside 0 .. 261: the biLM's options have "
+                                             r"n_characters = 262"):
+            tiny_model.layers(bad)
+
+
+def test_a_corrupted_zip_member_names_the_archive_and_member(tmp_path):
+    """issue 30: a flipped byte in the Brown zip raised zipfile's bare `BadZipFile: Bad CRC-32`."""
+    from elmo_repro.data.lm_corpus import brown_documents
+
+    path = _zip(tmp_path / "brown.zip", {"brown/ca01": b"\n\tThe/at jury/nn said/vbd ./.\n"})
+    data = bytearray(path.read_bytes())
+    at = bytes(data).index(b"jury")
+    data[at] = ord("f")                                   # the stored bytes no longer match the CRC
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match=r"corrupted zip member \(Bad CRC-32") as err:
+        list(brown_documents(path))
+    _where(err, path / "brown/ca01")
+
+
+def test_an_unwritable_output_names_the_output_path(tmp_path):
+    """issue 30: a read-only directory named the hidden temporary file, and an output whose parent
+    is a regular file said `[Errno 17] File exists`."""
+    from elmo_repro.io import OutputError
+
+    (tmp_path / "results").write_text("a file where a directory should be\n")
+    with pytest.raises(OutputError, match=r"results/metrics/x.json: cannot write the output: .*results is a file, "
+                                          "not a directory"):
+        write_json(tmp_path / "results" / "metrics" / "x.json", {"a": 1})
+    (tmp_path / "dir_output").mkdir()
+    (tmp_path / "dir_output" / "inside").write_text("x")
+    with pytest.raises(OutputError, match=r"dir_output: cannot write the output: .*\(replacing it\)"):
+        write_json(tmp_path / "dir_output", {"a": 1})
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if not os.access(locked, os.W_OK):               # root ignores permissions: nothing to see there
+            with pytest.raises(OutputError) as err:
+                write_json(locked / "x.json", {"a": 1})
+            assert str(err.value).startswith(f"{locked / 'x.json'}: cannot write the output: Permission denied")
+            assert ".tmp" not in str(err.value)
+    finally:
+        locked.chmod(0o700)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]          # no temporary left

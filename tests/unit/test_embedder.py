@@ -4,6 +4,7 @@
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -117,6 +118,17 @@ def test_load_bilm_clear_errors(tmp_path, model_dir):
     (tmp_path / "bad.pt").write_bytes(b"not a torch file")
     with pytest.raises(InputError, match="bad.pt: not a state dict"):
         load_bilm(model_dir / "options.json", tmp_path / "bad.pt")
+
+
+def test_a_directory_with_both_weight_files_is_refused(tmp_path, model, model_dir):
+    """issue 30: weights.pt was picked silently over weights.hdf5 in the same directory."""
+    both = tmp_path / "both"
+    export_released(model, both)
+    shutil.copy(model_dir / "weights.pt", both / "weights.pt")
+    with pytest.raises(InputError, match=r"both.*holds both weights.pt and weights.hdf5.*ambiguous"):
+        load_bilm(both)
+    assert same_parameters(load_bilm(both, both / "weights.hdf5"), model)        # named explicitly: fine
+    assert same_parameters(load_bilm(both, both / "weights.pt"), model)
 
 
 # ---- Elmo module ----------------------------------------------------------------------------------
@@ -400,6 +412,13 @@ def test_cli_cuda_without_a_gpu_and_threads(tmp_path, model_dir, capsys, monkeyp
         main([str(src), str(dst), "--model", str(model_dir), "--device", "cuda"])
     err = capsys.readouterr().err
     assert "--device cuda: no CUDA device is available" in err and "Traceback" not in err
+    # issue 30: any other unusable device (mps here, a CPU build) was a bare traceback
+    for device in ("mps", "meta"):
+        with pytest.raises(SystemExit) as exit_:
+            main([str(src), str(dst), "--model", str(model_dir), "--device", device])
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and f"--device {device}: " in err and "use --device cpu" in err
+        assert "Traceback" not in err and not dst.exists()
     with pytest.raises(SystemExit):
         main([str(src), str(dst), "--model", str(model_dir), "--threads", "0"])
     assert "--threads must be at least 1" in capsys.readouterr().err
@@ -454,3 +473,20 @@ def test_cli_names_a_wrong_weight_file_or_swapped_arguments(tmp_path, model_dir,
             main([str(src), str(dst), *args])
         assert problem in capsys.readouterr().err
     assert main([str(src), str(dst), "--model", str(options), "--weight-file", str(weights)]) == 0
+
+
+def test_a_frozen_biLM_put_in_train_mode_still_embeds_at_inference(model):
+    """issue 30: `model.train()` on the biLM after building ElmoEmbedder/Elmo applied its dropout
+    inside embedding (outputs differed by ~0.1 between calls)."""
+    embedder = ElmoEmbedder(model)
+    expected = embedder.embed_sentence(SENTENCES[0])
+    model.train()
+    try:
+        np.testing.assert_array_equal(embedder.embed_sentence(SENTENCES[0]), expected)
+        assert not model.training                              # set back to eval by the frozen Elmo
+        elmo = Elmo(model, n_outputs=1)
+        model.train()
+        elmo.train()                                           # the task model trains; the biLM does not
+        torch.testing.assert_close(elmo([SENTENCES[0]]).layers[0].numpy(), expected, rtol=0, atol=0)
+    finally:
+        model.eval()

@@ -345,3 +345,15 @@ def test_probe_splits_are_checked(params):
 def test_a_fixed_cove_layer_of_a_run_must_exist(params):
     params["elmo_specs"]["cove_top"] = {"bilm": "cove", "placement": "paper", "mix": "fixed", "layer": 2}
     assert "elmo_specs.cove_top.layer: CoVe's layers are 0 .. 1 here" in _error(params)
+
+
+def test_a_fixed_bilm_layer_of_a_run_must_exist(params):
+    # issue 30: `mix: fixed, layer: 7` on a 3-layer biLM passed check_params and failed inside
+    # train_ner_elmo@ner-char_layer-s0 ("fixed_layer 7 outside the biLM's layers 0..2", no key
+    # named) after DVC had deleted that run's committed outputs
+    params["elmo_specs"]["char_layer"] = {**params["elmo_specs"]["char_layer"], "layer": 7}
+    assert ("elmo_specs.char_layer.layer: layer 7 is outside the biLM: 0 .. 2 (0 = the char layer; "
+            "bilm.lstm.n_layers)") in _error(params)
+    params["elmo_specs"]["char_layer"] = {**params["elmo_specs"]["char_layer"], "layer": 2}    # the top layer: fine
+    params["runs"] = render_runs(params["tables"], params["elmo_specs"])
+    validate_params(params)

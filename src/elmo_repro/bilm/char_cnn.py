@@ -55,7 +55,17 @@ class CharCNNTokenEmbedder(nn.Module):
         self.projection = nn.Linear(self.n_filters, projection_dim)
 
     def forward(self, char_ids: torch.Tensor) -> torch.Tensor:
-        """(..., 50) int64 -> (..., projection_dim) float."""
+        """(..., 50) int64 -> (..., projection_dim) float.
+
+        Raises:
+            ValueError: a char id outside the embedding's 0 .. n_characters - 1 (naming the id
+                and the options' ``n_characters``), instead of torch's bare IndexError.
+        """
+        if char_ids.numel() and (int(char_ids.min()) < 0 or int(char_ids.max()) >= self.char_embed.num_embeddings):
+            bad = int(char_ids.min()) if int(char_ids.min()) < 0 else int(char_ids.max())
+            raise ValueError(f"char id {bad} is outside 0 .. {self.char_embed.num_embeddings - 1}: the biLM's options "
+                             f"have n_characters = {self.char_embed.num_embeddings} (262 covers the 256 bytes, "
+                             "the 5 special ids and padding; ids come from data.character_ids)")
         lead = char_ids.shape[:-1]
         flat = char_ids.reshape(-1, char_ids.size(-1))                    # (N, 50)
         token = self.activation(self.pooled(flat))                        # (N, n_filters)

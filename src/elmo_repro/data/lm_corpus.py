@@ -38,6 +38,7 @@ from __future__ import annotations
 import html
 import re
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -219,10 +220,23 @@ def _zip_members(path: Path, pattern: re.Pattern[str], what: str) -> tuple[zipfi
     return archive, members
 
 
+def read_member(archive: zipfile.ZipFile, member: str) -> bytes:
+    """A member's bytes.
+
+    Raises:
+        InputError: naming ``<archive>/<member>`` when the member is corrupted (a bad CRC-32, a
+            truncated or undecompressable stream), instead of zipfile's bare ``BadZipFile``.
+    """
+    try:
+        return archive.read(member)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as err:
+        raise InputError(Path(str(archive.filename)) / member, f"corrupted zip member ({err})") from None
+
+
 def _member_lines(archive: zipfile.ZipFile, member: str) -> Iterator[tuple[int, bytes]]:
     """``(line_number, raw_bytes)`` of one member, 1-based, without ``\\r\\n`` / ``\\n`` (and
     without a UTF-8 byte-order mark at the start)."""
-    data = archive.read(member)
+    data = read_member(archive, member)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     for number, raw in enumerate(data.split(b"\n"), start=1):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..io import InputError
-from .lm_corpus import _zip_members
+from .lm_corpus import _zip_members, read_member
 
 _LEAF = re.compile(r"\(([^()\s]+) ([^()\s]+)\)")
 _MEMBER = re.compile(r"treebank/combined/wsj_\d+\.mrg")
@@ -55,7 +55,7 @@ def _tree_files(path: Path) -> Iterator[tuple[str, str]]:
     with archive:
         for member in members:
             try:
-                yield f"{path}/{member}", archive.read(member).decode("utf-8")
+                yield f"{path}/{member}", read_member(archive, member).decode("utf-8")
             except UnicodeDecodeError as err:
                 raise InputError(f"{path}/{member}", f"not valid UTF-8 (byte {err.start})") from None
 

@@ -78,14 +78,19 @@ def load_bilm(path: str | Path, weight_file: str | Path | None = None) -> BiLM:
             combine with the options file (or directory holding ``options.json``) ``path``.
 
     Raises:
-        InputError: nothing usable at ``path`` (naming what was looked for), or bad options/weights
-            (naming the file, and for HDF5 the dataset and shapes).
+        InputError: nothing usable at ``path`` (naming what was looked for), a directory holding
+            both weight files (ambiguous), or bad options/weights (naming the file, and for HDF5
+            the dataset and shapes).
     """
     path = Path(path)
     if weight_file is not None:
         options = path / OPTIONS if path.is_dir() else path
         return _load_pair(options, Path(weight_file))
     if path.is_dir():
+        if (path / TORCH_WEIGHTS).is_file() and (path / HDF5_WEIGHTS).is_file():
+            raise InputError(path, f"holds both {TORCH_WEIGHTS} and {HDF5_WEIGHTS}: which biLM is meant is "
+                             "ambiguous; pass the weight file explicitly (--weight-file, weight_file=) or "
+                             "remove the other")
         if (path / TORCH_WEIGHTS).is_file():
             return _load_pair(path / OPTIONS, path / TORCH_WEIGHTS)
         if (path / HDF5_WEIGHTS).is_file():
@@ -219,6 +224,10 @@ class Elmo(nn.Module):
             ``n_outputs`` x (B, T, D), on the biLM's device, in its dtype.
         """
         device = self.bilm.token_embedder.char_embed.weight.device
+        if not self.fine_tune and self.bilm.training:
+            # the caller put the shared biLM in train mode after this Elmo was built: a frozen biLM
+            # embeds as at inference (its dropout would change every vector by ~0.1)
+            self.bilm.eval()
         ids = inputs if isinstance(inputs, torch.Tensor) else self._char_ids(check_batch(inputs, "Elmo"))
         if ids.dim() != 3:
             raise ValueError(f"expected (B, T, max_chars) char ids, got shape {tuple(ids.shape)}")

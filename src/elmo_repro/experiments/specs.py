@@ -31,6 +31,9 @@ COVE_MODEL = "models/cove"                    # written by stage train_cove
 JOBS = ("main", "analysis")
 MAIN_TABLES = ("table1",)                     # every other table belongs to the analysis job
 RUNS_DIRS = {"main": "results/runs", "analysis": "results/analysis/runs"}
+# Each job's pipeline file (rendered by workflow.render); the analysis job's stages run in the
+# repository root (wdir) and reuse the main job's outputs.
+JOB_FILES = {"main": "dvc.yaml", "analysis": "analysis/dvc.yaml"}
 
 
 def features_dir(task: str, bilm: str) -> str:

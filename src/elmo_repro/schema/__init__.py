@@ -115,7 +115,8 @@ def _cross_check(params: dict) -> list[tuple[str, str]]:
 
 def _probe_layer_problems(params: dict) -> list[tuple[str, str]]:
     """A probed layer must exist: the biLM's 0 (char CNN) .. lstm.n_layers, CoVe's 1 .. model.layers;
-    a run's fixed CoVe layer indexes its feature file: 0 .. model.layers - 1."""
+    a run's fixed layer indexes its feature file: the biLM's 0 .. lstm.n_layers, CoVe's 0 .. model.layers - 1.
+    (A released biLM's own layer count is checked against its options.json by stages.check_params.)"""
     bounds = {"bilm": (0, params["bilm"]["lstm"]["n_layers"], "bilm.lstm.n_layers"),
               "cove": (1, params["cove"]["model"]["layers"], "cove.model.layers")}
     problems = []
@@ -125,11 +126,17 @@ def _probe_layer_problems(params: dict) -> list[tuple[str, str]]:
             if not low <= layer <= high:
                 problems.append((f"probes.sources.{source}.layers[{i}]",
                                  f"layer {layer} is outside the model: {low} .. {high} ({key})"))
-    cove_layers = params["cove"]["model"]["layers"]
-    for name, spec in params["elmo_specs"].items():       # a run's CoVe layers are its file's 0 .. L-1
-        if spec.get("bilm") == "cove" and spec.get("mix") == "fixed" and (spec.get("layer") or 0) >= cove_layers:
+    cove_layers, bilm_layers = params["cove"]["model"]["layers"], params["bilm"]["lstm"]["n_layers"]
+    for name, spec in params["elmo_specs"].items():
+        if spec.get("mix") != "fixed":
+            continue
+        layer = spec.get("layer") or 0
+        if spec.get("bilm") == "cove" and layer >= cove_layers:      # a run's CoVe layers: its file's 0 .. L-1
             problems.append((f"elmo_specs.{name}.layer", f"CoVe's layers are 0 .. {cove_layers - 1} here (its "
                              "first biLSTM layer is 0: no char layer; cove.model.layers)"))
+        elif spec.get("bilm") != "cove" and layer > bilm_layers:       # the biLM's 0 (char CNN) .. n_layers
+            problems.append((f"elmo_specs.{name}.layer", f"layer {layer} is outside the biLM: 0 .. {bilm_layers} "
+                             "(0 = the char layer; bilm.lstm.n_layers)"))
     neighbours = params["probes"]["neighbours"]["layer"]
     if neighbours > params["bilm"]["lstm"]["n_layers"]:
         problems.append(("probes.neighbours.layer", f"layer {neighbours} is outside the biLM: 0 .. "
