@@ -28,17 +28,29 @@ def _bad_input_in_one_line(debug: bool) -> None:
     sys.excepthook = hook
 
 
-def stage_args(doc: str | None, argv: list[str] | None = None) -> argparse.Namespace:
-    """Parse a stage's command line and pin torch's intra-op threads to ``--threads``.
-
-    Torch's float reductions depend on the thread count, so it is part of the stage's command (and
-    of DVC's record of it) rather than left to the machine's core count.
-    """
-    parser = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+def stage_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The command line every stage shares (``--threads``, ``--debug``, ``--help``); a stage adds
+    its own arguments (``--run``, ``--task``, ...) before :func:`stage_args` parses it. The usage
+    line names the stage as it is run: ``python -m stages.<name>``."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    parser = argparse.ArgumentParser(prog=f"python -m {spec.name}" if spec is not None else None,
+                                     description=(doc or "").split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=None,
                         help="intra-op threads for torch (default: torch's own choice)")
     parser.add_argument("--debug", action="store_true",
                         help=f"print the traceback of a bad-input error too (or set {DEBUG_ENV}=1)")
+    return parser
+
+
+def stage_args(parser: argparse.ArgumentParser | str | None, argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse a stage's command line (``parser`` from :func:`stage_parser`, or the stage's docstring
+    when it has no arguments of its own) and pin torch's intra-op threads to ``--threads``.
+
+    Torch's float reductions depend on the thread count, so it is part of the stage's command (and
+    of DVC's record of it) rather than left to the machine's core count.
+    """
+    if not isinstance(parser, argparse.ArgumentParser):
+        parser = stage_parser(parser)
     args = parser.parse_args(argv)
     _bad_input_in_one_line(args.debug or os.environ.get(DEBUG_ENV, "") not in ("", "0"))
     if args.threads is not None:

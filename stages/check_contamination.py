@@ -15,7 +15,6 @@ own text's check:
   and ``results/contamination_multi30k/overlaps.tsv``.
 """
 
-import argparse
 from pathlib import Path
 
 from elmo_repro.console import log
@@ -25,7 +24,7 @@ from elmo_repro.data.eval_text import build_index
 from elmo_repro.io import InputError, atomic_open, iter_lines, write_json
 from elmo_repro.params import load_params, mirror_path
 from elmo_repro.tracking import stage_run
-from stages import stage_args
+from stages import stage_args, stage_parser
 
 SECTIONS = ["data", "contamination"]
 HELDOUT = Path("data/lm/heldout.txt")   # the LM perplexity sample is an evaluation split too
@@ -57,10 +56,9 @@ def numbered(path: Path) -> list[tuple[str, list[str]]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = stage_parser(__doc__)
     parser.add_argument("--text", required=True, choices=sorted(TEXTS), help="the training text to check")
-    known, rest = parser.parse_known_args(argv)
-    stage_args(__doc__, rest)
+    known = stage_args(parser, argv)
     params = load_params()
     stage, texts, metrics, overlaps_path = TEXTS[known.text]
     with stage_run(stage, params, SECTIONS) as run:

@@ -14,7 +14,6 @@ run's batches get the layers of the texts their examples reference
 fields that reference them (what embedding per example would have cost) and tokens per second.
 """
 
-import argparse
 import time
 
 from elmo_repro.cove.features import load_cove, write_cove_features
@@ -26,18 +25,17 @@ from elmo_repro.experiments.tasks import TASKS
 from elmo_repro.io import InputError, iter_lines
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
-from stages import stage_args
+from stages import stage_args, stage_parser
 
 SPLITS = ("train", "dev", "test")
 SECTIONS = ["features", "elmo_features.${job}.${key}"]   # the --job and --features keys
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = stage_parser(__doc__)
     parser.add_argument("--features", required=True, help="a key of params elmo_features.<job>: <task>-<biLM>")
     parser.add_argument("--job", default="main", help="the job whose features these are (main, analysis)")
-    known, rest = parser.parse_known_args(argv)
-    stage_args(__doc__, rest)
+    known = stage_args(parser, argv)
     params = load_params()
     entry = params["elmo_features"].get(known.job, {}).get(known.features)
     if entry is None:

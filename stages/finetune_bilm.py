@@ -16,7 +16,6 @@ biLM never trains on it), and the wall time.
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from elmo_repro.experiments.tasks import TASKS
 from elmo_repro.io import write_json
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
-from stages import stage_args
+from stages import stage_args, stage_parser
 
 SECTIONS = ["bilm_source", "pretrain", "finetune", "perplexity"]
 PRETRAINING_CHECKPOINT = Path("models/bilm_checkpoints/checkpoint.pt")
@@ -56,10 +55,9 @@ def task_text(task: str, data_dir: str | Path | None = None) -> tuple[list[list[
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = stage_parser(__doc__)
     parser.add_argument("--task", required=True, choices=TASKS)
-    known, rest = parser.parse_known_args(argv)
-    stage_args(__doc__, rest)
+    known = stage_args(parser, argv)
     params, task = load_params(), known.task
     with stage_run(f"finetune@{task}", params, SECTIONS) as run:
         model, vocab, start, restored = load_start(params["bilm_source"]["path"], PRETRAINING_CHECKPOINT)

@@ -9,7 +9,6 @@ training loss of the best input-free predictor (``prior_train_loss``, classifica
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from elmo_repro.console import log
@@ -19,7 +18,7 @@ from elmo_repro.tasks.base import get_task
 from elmo_repro.tasks.classification import ClassificationTask
 from elmo_repro.tasks.prior import prior_loss
 from elmo_repro.tracking import stage_run
-from stages import stage_args
+from stages import stage_args, stage_parser
 
 RUNS_DIR = Path("results/runs")
 
@@ -41,10 +40,9 @@ def floor_metrics(task, data_dir: Path | None = None) -> tuple[dict[str, float],
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = stage_parser(__doc__)
     parser.add_argument("--task", required=True)
-    known, rest = parser.parse_known_args(argv)
-    stage_args(__doc__, rest)
+    known = stage_args(parser, argv)
     params = load_params()
     task = get_task(known.task)
     with stage_run(f"floor_{task.name}", params, []) as run:

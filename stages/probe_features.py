@@ -9,7 +9,6 @@ the biLM features (:mod:`elmo_repro.elmo.features`; CoVe's file holds its two la
 vectors are written, never the licensed treebank words.
 """
 
-import argparse
 import time
 
 from elmo_repro.cove.features import load_cove, write_cove_features
@@ -19,16 +18,15 @@ from elmo_repro.params import load_params
 from elmo_repro.probes.corpora import (FEATURES_DIR, pos_split, pos_trees, pos_words, probe_source, ptb_feature_path,
                                        wsd_datasets, wsd_feature_path)
 from elmo_repro.tracking import stage_run
-from stages import stage_args
+from stages import stage_args, stage_parser
 
 SECTIONS = ["data", "features", "probes.sources.${key}", "probes.wsd", "probes.pos.treebank", "probes.pos.split"]
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = stage_parser(__doc__)
     parser.add_argument("--source", required=True, help="a key of params probes.sources (bilm or cove)")
-    known, rest = parser.parse_known_args(argv)
-    stage_args(__doc__, rest)
+    known = stage_args(parser, argv)
     params = load_params()
     entry = probe_source(params, known.source)
     cfg = params["features"]

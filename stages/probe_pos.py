@@ -12,7 +12,6 @@ the test predictions as tag ids (never the licensed words) to
 ``results/probes/predictions/pos/<source>/layer<L>-s<seed>.json``.
 """
 
-import argparse
 
 import torch
 
@@ -22,7 +21,7 @@ from elmo_repro.probes.corpora import (layer_name, pos_split, pos_trees, probe_s
                                        tag_ids)
 from elmo_repro.probes.pos import train_linear_probe
 from elmo_repro.tracking import stage_run
-from stages import stage_args
+from stages import stage_args, stage_parser
 
 SECTIONS = ["data", "probes.sources.${key}", "probes.pos"]
 OUT = "results/probes/pos/{source}/{run}.json"
@@ -30,10 +29,9 @@ PREDICTIONS = "results/probes/predictions/pos/{source}/{run}.json"
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = stage_parser(__doc__)
     parser.add_argument("--source", required=True, help="a key of params probes.sources (bilm or cove)")
-    known, rest = parser.parse_known_args(argv)
-    stage_args(__doc__, rest)
+    known = stage_args(parser, argv)
     params = load_params()
     cfg, source = params["probes"]["pos"], known.source
     layers = probe_source(params, source)["layers"]

@@ -11,7 +11,6 @@ instances whose gold sense was seen in training and how each answer was made; th
 keys by instance id) go to ``results/probes/predictions/wsd/<source>/layer<L>.json``.
 """
 
-import argparse
 
 import torch
 
@@ -22,7 +21,7 @@ from elmo_repro.probes.corpora import (answers_by_id, correct_bits, layer_name, 
 from elmo_repro.probes.wordnet import read_first_senses
 from elmo_repro.probes.wsd import evaluate_layer
 from elmo_repro.tracking import stage_run
-from stages import stage_args
+from stages import stage_args, stage_parser
 
 SECTIONS = ["data", "probes.wordnet", "probes.sources.${key}", "probes.wsd"]
 OUT = "results/probes/wsd/{source}/layer{layer}.json"
@@ -46,10 +45,9 @@ def instance_vectors(source: str, dataset, layer: int) -> torch.Tensor:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = stage_parser(__doc__)
     parser.add_argument("--source", required=True, help="a key of params probes.sources (bilm or cove)")
-    known, rest = parser.parse_known_args(argv)
-    stage_args(__doc__, rest)
+    known = stage_args(parser, argv)
     params = load_params()
     entry = probe_source(params, known.source)
     sections = [section.replace("${key}", known.source) for section in SECTIONS]

@@ -7,24 +7,22 @@ each number's MLflow run (tag ``run_id``).
 
 from __future__ import annotations
 
-import argparse
 import importlib
 from pathlib import Path
 
 from elmo_repro.io import atomic_open, write_json
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
-from stages import stage_args
+from stages import stage_args, stage_parser
 
 TABLES = Path("results/tables")
 VIEWS = ("table1", "table1_controls", "finetuning", "table4", "table5", "table6", "cove_table")
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = stage_parser(__doc__)
     parser.add_argument("--table", required=True, choices=VIEWS)
-    known, rest = parser.parse_known_args(argv)
-    stage_args(__doc__, rest)
+    known = stage_args(parser, argv)
     params = load_params()
     # imported by name: each table stage depends on its own view only (workflow/registry.py)
     view = importlib.import_module(f"elmo_repro.views.{known.table}")

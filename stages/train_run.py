@@ -19,7 +19,6 @@ The MLflow run (tag ``run_id`` = ID) holds the per-epoch metrics and the timings
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 from pathlib import Path
@@ -33,7 +32,7 @@ from elmo_repro.tasks.base import SPLITS, get_task
 from elmo_repro.tracking import stage_run
 from elmo_repro.training.trainer import train_run
 from elmo_repro.vectors import load_text_vectors
-from stages import stage_args
+from stages import stage_args, stage_parser
 
 def find_run(params: dict, run_id: str) -> tuple[str, str, RunSpec]:
     """The job, family and spec of ``run_id`` in ``params["runs"]``.
@@ -69,10 +68,9 @@ def write_run(out: Path, spec: RunSpec, result) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(add_help=False)
+    parser = stage_parser(__doc__)
     parser.add_argument("--run", required=True, help="run id, a key of runs.<family> in params.yaml")
-    known, rest = parser.parse_known_args(argv)
-    stage_args(__doc__, rest)
+    known = stage_args(parser, argv)
     params = load_params()
     job, family, spec = find_run(params, known.run)
     task = get_task(spec.task)

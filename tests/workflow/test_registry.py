@@ -1,6 +1,8 @@
 """The registry is the single source of truth: dvc.yaml and params.yaml are its renders."""
 
 import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -188,3 +190,27 @@ def test_refresh_re_renders_the_runs_of_an_edited_params_file(tmp_path):
     refreshed = load_params(path)
     assert set(refreshed["runs"]["main"]["train_ner"]) == {"ner-baseline-s0", "ner-baseline-s7"}
     assert refreshed["tables"] == params["tables"] and refreshed["profile"] == "smoke"
+
+
+def test_every_stage_answers_help_with_its_own_name():
+    """`python -m stages.<name> --help` prints the stage's usage and exits 0 (issue 31 §3). One
+    process imports every stage (torch once); each sees itself as ``__main__``, as under ``-m``."""
+    names = sorted(p.stem for p in (ROOT / "stages").glob("*.py") if p.stem != "__init__")
+    code = f"""
+import contextlib, importlib, importlib.util, io, sys
+for name in {names!r}:
+    sys.modules["__main__"].__spec__ = importlib.util.find_spec("stages." + name)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            importlib.import_module("stages." + name).main(["--help"])
+        except SystemExit as done:
+            assert done.code == 0, (name, done.code)
+        else:
+            raise AssertionError(name + ": --help did not exit")
+    assert out.getvalue().startswith("usage: python -m stages." + name + " "), (name, out.getvalue()[:80])
+    print(name)
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == names
