@@ -2,7 +2,7 @@
 in the ``ablations`` profile, over the runs that compare +ELMo with and without fine-tuning.
 
 Per task: the fine-tuning text (sentences, tokens, held-out sentences dropped, target tokens
-trained, whether the pretraining Adagrad state was restored, wall time), and the task's dev text's
+trained, whether the pretraining Adagrad state was restored), and the task's dev text's
 perplexity under the base and the fine-tuned biLM (the biLM never trains on dev text; the paper's
 supplement reports this kind of drop, not the downstream effect). With runs: the task metric on the
 test split of +ELMo on the fine-tuned biLM against +ELMo on the base biLM (mean ± sample std over
@@ -58,20 +58,20 @@ def render_finetuning_markdown(rows: list[dict[str, Any]], profile: str, spec: d
     lines = [f"# Domain fine-tuning of the biLM (paper §3.4), profile `{profile}`", "",
              "| task | fine-tuning text (sentences / tokens) | held-out sentences dropped | target tokens trained "
              "| Adagrad state | dev text (sentences / tokens) | dev perplexity, base biLM | dev perplexity, "
-             "fine-tuned | change | time |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "fine-tuned | change |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(
             f"| {r['task']} | {r['text_sentences']:,} / {r['text_tokens']:,} | {r['dropped_held_out_sentences']:,} "
             f"| {r['target_tokens_per_direction']:,.0f} per direction | "
             f"{'continued from pretraining' if r['optimizer_state_restored'] else 'fresh'} "
             f"| {r['dev_sentences']:,} / {r['dev_tokens']:,} | {r['dev_perplexity_base']:.1f} "
-            f"| {r['dev_perplexity_finetuned']:.1f} | {r['dev_perplexity_change_percent']:+.1f}% "
-            f"| {r['train_seconds']:.0f} s |")
+            f"| {r['dev_perplexity_finetuned']:.1f} | {r['dev_perplexity_change_percent']:+.1f}% |")
     lines += ["", "Perplexity: the biLM's full-softmax perplexity (mean of the two directions) on the task's dev "
               "split, each distinct sentence once; the biLM never trains on it. The fine-tuning text is the "
               "task's training split only, one sentence per line, each distinct sentence once, without any "
-              "sentence of the dev or test split."]
+              "sentence of the dev or test split. Each fine-tuning's wall time is on its MLflow run "
+              "(`finetune@<task>`, metric `train_seconds`)."]
     if spec.get("runs"):
         lines += ["", f"## +ELMo with and without fine-tuning (test split, seeds {spec['runs']['seeds']})", "",
                   "| task | metric | +ELMo, fine-tuned biLM | +ELMo, base biLM | difference | Welch p |",
