@@ -162,7 +162,7 @@ def finetune_stage(job: str) -> Stage:
 
 # --- CoVe and the probes (paper §5.3, Tables 4-6) --------------------------------------------------
 MULTI30K_REPORT = "results/metrics/contamination_multi30k.json"
-WSD_DATA = f"{MIRROR}/wsd_raganato_eval"          # probes.wsd's default sets (README: SemCor elsewhere)
+WSD_DATA = f"{MIRROR}/wsd_raganato_eval"          # probes.wsd's default sets (docs/results.md: SemCor elsewhere)
 TREEBANK = f"{MIRROR}/${{probes.pos.treebank}}"
 PROBE_FEATURES = "data/features/probes/${key}"
 

@@ -24,7 +24,7 @@ Long inputs. One stateless call over T tokens needs working memory linear in T (
 over the distinct tokens, each layer's (2, T, P) outputs, the ``(L + 1, T, D)`` output; the LSTM
 input gates are computed 64 steps at a time), and nothing caps T except that memory: for a
 paper-size biLM (4096 cells, 2048 char filters) on the CPU in float32 the peak grew by about
-0.086 MiB per token (81 MiB for 512 tokens, 213 MiB for 2,048; README "Long documents"), i.e.
+0.086 MiB per token (81 MiB for 512 tokens, 213 MiB for 2,048; docs/using-the-bilm.md, "Long documents"), i.e.
 ~0.9 GB for a 10,000-token call. The LSTM weights with their gates reordered for the run
 (~290 MB at that size) are built once per model, at its first call (``bilm.lstm.stacked_run_time_weights``).
 :meth:`ElmoEmbedder.embed_long` bounds it: the document is cut into windows of ``window`` tokens;

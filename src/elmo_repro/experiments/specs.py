@@ -26,7 +26,7 @@ NO_ELMO = "baseline"                          # the name of "no ELMo" in table s
 # (§3.4), or CoVe's MT-LSTM (McCann et al. 2017; its two layers through the same injection module).
 BILMS = ("base", "finetuned", "cove")
 COVE_MODEL = "models/cove"                    # written by stage train_cove
-# The two jobs (README): the main job builds the paper's Table 1 (`dvc repro`), the analysis job every
+# The two jobs (docs/pipeline.md): the main job builds the paper's Table 1 (`dvc repro`), the analysis job every
 # table that compares settings (`dvc repro analysis/dvc.yaml`), reusing the main job's outputs.
 JOBS = ("main", "analysis")
 MAIN_TABLES = ("table1",)                     # every other table belongs to the analysis job
