@@ -7,7 +7,8 @@
 #   snakemake -n --forceall        # list every job of the main job
 #   snakemake --profile workflow/profiles/slurm   # on a SLURM cluster (resources from the registry)
 # DVC-only features: persistent outputs (biLM checkpoints) are not declared here; the pretraining
-# stage resumes from models/bilm_checkpoints by itself either way.
+# stage resumes from models/bilm_checkpoints by itself either way. The outputs git tracks are
+# update(): a failing job leaves the committed ones as they were (DVC: persist).
 from elmo_repro.params import lookup
 from workflow.registry import PARAMS_CHECK, expand, is_directory, snakemake_inputs
 
@@ -17,6 +18,16 @@ STAGES = expand(config)
 
 def job_outputs(job):
     return [out for stage in STAGES if stage.job == job for out in stage.all_outs if out not in stage.persist]
+
+
+def outputs(stage):
+    """The stage's outputs as Snakemake's: directories flagged, and update() on the files git
+    tracks (Stage.kept): Snakemake otherwise deletes outputs before a job and after a failed one;
+    these are backed up and restored if the job fails."""
+    def flagged(out):
+        out = directory(out) if is_directory(out) else out
+        return update(out) if out in stage.kept else out
+    return [flagged(out) for out in stage.all_outs if out not in stage.persist]
 
 
 rule all:   # the main job (dvc.yaml)
@@ -35,7 +46,7 @@ for stage in STAGES:
         # ancient(): the params check's report is rewritten on every params edit but never changes,
         # so its new mtime must not re-run everything (DVC compares its hash instead)
         input: [ancient(i) if i == PARAMS_CHECK else i for i in snakemake_inputs(stage, STAGES, config)]
-        output: [directory(out) if is_directory(out) else out for out in stage.all_outs if out not in stage.persist]
+        output: outputs(stage)
         # the command is a param: a `shell:` expression is evaluated when the job runs, after the
         # loop has moved on, so `shell: stage.cmd` would run the last stage's command for every rule
         params: cmd=stage.cmd, values={name: config if name.endswith(":") else lookup(config, name) for name in stage.params}

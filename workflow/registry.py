@@ -86,6 +86,14 @@ class Stage:
         return [*self.code_deps, *self.deps, *guard]
 
     @property
+    def kept(self) -> list[str]:
+        """The outputs a failing run of the stage must not delete: the uncached files git tracks
+        (tables, metrics, run files). DVC keeps them with ``persist: true`` and Snakemake with
+        ``update()`` (restored if the job fails); the stages write every file atomically, so a
+        failed run leaves the old ones whole. Cached outputs come back with ``dvc checkout``."""
+        return [*self.committed, *self.metrics, *self.plots]
+
+    @property
     def all_outs(self) -> list[str]:
         return [*self.outs, *self.committed, *self.metrics, *self.plots, *self.persist]
 

@@ -26,14 +26,16 @@ def _entry(stage: Stage, wdir: str | None) -> dict:
     if stage.params:
         # "params.yaml:" (the whole file) is written as DVC's `- params.yaml:` with no keys
         entry["params"] = [{p[:-1]: None} if p.endswith(":") else p for p in stage.params]
-    outs = (list(stage.outs) + [{path: {"cache": False}} for path in stage.committed]
+    # Stage.kept: DVC deletes a stage's outputs before running it; persist keeps git's copies
+    kept = {"cache": False, "persist": True}
+    outs = (list(stage.outs) + [{path: dict(kept)} for path in stage.committed]
             + [{path: {"persist": True}} for path in stage.persist])
     if outs:
         entry["outs"] = outs
     if stage.metrics:
-        entry["metrics"] = [{path: {"cache": False}} for path in stage.metrics]
+        entry["metrics"] = [{path: dict(kept)} for path in stage.metrics]
     if stage.plots:
-        entry["plots"] = [{path: {"cache": False}} for path in stage.plots]
+        entry["plots"] = [{path: dict(kept)} for path in stage.plots]
     if stage.always_changed:
         entry["always_changed"] = True
     return entry

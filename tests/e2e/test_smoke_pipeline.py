@@ -247,3 +247,23 @@ def test_dvc_exp_run_temp_metrics_and_runs_reach_the_workspace(smoke_repo):
             "WHERE p.key = 'tasks.ner.trainer.epochs' AND p.value = '3'")}
     assert {f"train_ner@ner-baseline-s0", "train_ner_elmo@ner-elmo-s0"} <= stages
     assert not list((smoke_repo / ".dvc/tmp/exps").glob("tmp*/mlflow.db"))
+
+
+def test_a_failing_stage_keeps_the_committed_results(smoke_repo):
+    """Issue 30 §1: a stage that fails once DVC has started it (here a bug in the NER model's code)
+    leaves the files git tracks byte-identical (``persist: true``; the stages write atomically);
+    the cached outputs DVC removed come back with ``dvc checkout`` once the bug is gone."""
+    model = smoke_repo / "src/elmo_repro/tasks/ner/model.py"
+    run_dir = smoke_repo / "results/runs/ner-baseline-s0"
+    kept = [run_dir / name for name in ("metrics.json", "history.csv", "spec.json", "scalar_mix.json")]
+    before = {path: path.read_bytes() for path in kept}
+    original = model.read_bytes()
+    model.write_bytes(original + b"\nraise RuntimeError('a bug in the model code')\n")
+    try:
+        result = execute(["dvc", "repro", "train_ner@ner-baseline-s0"], smoke_repo, check=False)
+    finally:
+        model.write_bytes(original)
+    assert result.returncode != 0 and "a bug in the model code" in result.stdout + result.stderr
+    assert {path: path.read_bytes() for path in kept} == before
+    run(["dvc", "checkout", "train_ner@ner-baseline-s0"], smoke_repo)
+    assert "Data and pipelines are up to date" in run(["dvc", "status"], smoke_repo)

@@ -108,3 +108,22 @@ def test_parent_and_child_runs_read_back_through_the_rest_api(snakemake_repo, ml
 def test_snakemake_second_run_has_nothing_to_do(snakemake_repo):
     result = execute(["snakemake", "--cores", "2"], snakemake_repo)
     assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_a_failing_job_keeps_the_committed_results(snakemake_repo):
+    """Issue 30 §1 under Snakemake: the files git tracks are ``update()`` outputs, backed up before
+    the job and restored when it fails (here a bug in the NER model's code)."""
+    model = snakemake_repo / "src/elmo_repro/tasks/ner/model.py"
+    run_dir = snakemake_repo / "results/runs/ner-baseline-s0"
+    kept = [run_dir / name for name in ("metrics.json", "history.csv", "spec.json", "scalar_mix.json")]
+    before = {path: path.read_bytes() for path in kept}
+    original = model.read_bytes()
+    model.write_bytes(original + b"\nraise RuntimeError('a bug in the model code')\n")
+    target = "train_ner@ner-baseline-s0"
+    try:
+        result = execute(["snakemake", "--cores", "2", "--forcerun", target, "--", target], snakemake_repo,
+                         check=False)
+    finally:
+        model.write_bytes(original)
+    assert result.returncode != 0 and "a bug in the model code" in result.stdout + result.stderr
+    assert {path: path.read_bytes() for path in kept} == before
