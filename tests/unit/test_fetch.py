@@ -1,9 +1,11 @@
 """elmo_repro.fetch against a local HTTP server (127.0.0.1, with Range support) serving tiny archives
 laid out like the official ones; the checksums come from a --manifest override, as a user pins them."""
 
+import gzip
 import hashlib
 import io
 import json
+import posixpath
 import re
 import socket
 import tarfile
@@ -13,9 +15,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from elmo_repro import fetch
+from elmo_repro import fetch, fetch_pins
+from elmo_repro.data import eval_text
 from elmo_repro.data.conll import read_conll2003, to_iob2
 from elmo_repro.data.lm_corpus import build_split, read_source
+from elmo_repro.io import InputError
 
 LM1B_TAR = "1-billion-word-language-modeling-benchmark-r13output.tar.gz"
 TREE = "1-billion-word-language-modeling-benchmark-r13output/"
@@ -214,17 +218,191 @@ def test_path_traversal_member_is_rejected(tmp_path, server, capsys, name, bad_m
 
 
 def test_unknown_sha256_needs_allow_unverified_and_prints_the_digest(tmp_path, server, capsys):
-    data = zip_bytes([(f"trees/{split}.txt", f"(3 (2 {split}) (3 .))\n".encode())
-                      for split in ("train", "dev", "test")])
-    server.files = {"trainDevTestTrees_PTB.zip": data}
+    # SemCor (the paper profile's WSD training set) is not in the mirror, so nothing pins it
+    data = zip_bytes([(f"WSD_Evaluation_Framework/Training_Corpora/SemCor/semcor.{kind}", b"<corpus/>\n")
+                      for kind in ("data.xml", "gold.key.txt")])
+    server.files = {"WSD_Evaluation_Framework.zip": data}
     dest = tmp_path / "mirror"
-    assert run(dest, server, "--only", "sst") == 1
-    assert "--allow-unverified" in capsys.readouterr().err and server.requests == []
-    assert run(dest, server, "--only", "sst", "--allow-unverified") == 0
+    assert run(dest, server, "--only", "wsd_semcor") == 1
+    err = capsys.readouterr().err
+    assert "--allow-unverified" in err and "wsd_semcor" in err and server.requests == []
+    assert run(dest, server, "--only", "wsd_semcor", "--allow-unverified") == 0
     assert hashlib.sha256(data).hexdigest() in capsys.readouterr().err
-    assert (dest / "sst5" / "trees" / "dev.txt").read_text() == "(3 (2 dev) (3 .))\n"
+    assert (dest / "wsd_training_corpora" / "SemCor" / "semcor.data.xml").read_bytes() == b"<corpus/>\n"
 
 
 def test_iob2_to_iob1_leaves_iob1_unchanged():
     assert fetch.iob2_to_iob1(CONLL_IOB2.encode()).decode() == CONLL_IOB1
     assert fetch.iob2_to_iob1(CONLL_IOB1.encode()).decode() == CONLL_IOB1
+
+
+# --- the entries added for everything the default jobs read ---------------------------------------
+
+def pins_manifest(tmp_path, name, files, **fields):
+    """A --manifest pinning each laid-out file of entry ``name`` to ``files[path]`` (bytes)."""
+    path = tmp_path / f"{name.replace('/', '_')}.json"
+    pins = {p: {"bytes": len(d), "sha256": hashlib.sha256(d).hexdigest()} for p, d in files.items()}
+    path.write_text(json.dumps({name: {"pins": pins, **fields}}))
+    return str(path)
+
+
+def gz(text):
+    return gzip.compress(text.encode(), mtime=0)
+
+
+WSD_XML = ('<?xml version="1.0" encoding="UTF-8" ?>\n<corpus lang="en" source="{0}">\n<text id="d000">\n'
+           '<sentence id="d000.s000">\n<wf lemma="the" pos="DET">The</wf>\n'
+           '<instance id="d000.s000.t000" lemma="art" pos="NOUN">art</instance>\n</sentence>\n</text>\n</corpus>\n')
+
+
+def wsd_archive(corrupt=None):
+    """A WSD_Evaluation_Framework.zip with the six evaluation data sets (and SemCor, not laid out)."""
+    members, laid_out = [], {}
+    for name in ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015", "ALL"):
+        for suffix, data in ((".data.xml", WSD_XML.format(name).encode()), (".gold.key.txt", b"d000.s000.t000 art%1:06:00::\n")):
+            laid_out[f"wsd_raganato_eval/{name}/{name}{suffix}"] = data
+            bad = data.replace(b"art", b"arm") if f"{name}{suffix}" == corrupt else data
+            members.append((f"WSD_Evaluation_Framework/Evaluation_Datasets/{name}/{name}{suffix}", bad))
+    members.append(("WSD_Evaluation_Framework/Training_Corpora/SemCor/semcor.data.xml", b"<corpus/>\n"))
+    return zip_bytes(members), laid_out
+
+
+def test_an_archive_without_checksum_is_verified_by_its_pinned_files(tmp_path, server, capsys):
+    data, laid_out = wsd_archive()
+    server.files = {"WSD_Evaluation_Framework.zip": data}
+    dest = tmp_path / "mirror"
+    assert run(dest, server, "--only", "wsd_eval", "--manifest", pins_manifest(tmp_path, "wsd_eval", laid_out)) == 0
+    assert "--allow-unverified" not in capsys.readouterr().err       # the pins vouch for the zip
+    for path, content in laid_out.items():
+        assert (dest / path).read_bytes() == content
+    assert not (dest / "wsd_training_corpora").exists()
+    assert [s for _, s in eval_text.read_split(dest, "wsd_senseval2")] == [["The", "art"]]
+
+
+def test_a_file_differing_from_its_pin_is_rejected_by_name_and_nothing_is_laid_out(tmp_path, server, capsys):
+    data, laid_out = wsd_archive(corrupt="semeval2013.gold.key.txt")
+    server.files = {"WSD_Evaluation_Framework.zip": data}
+    dest = tmp_path / "mirror"
+    assert run(dest, server, "--only", "wsd_eval", "--manifest", pins_manifest(tmp_path, "wsd_eval", laid_out)) == 1
+    err = capsys.readouterr().err
+    assert "error: wsd_raganato_eval/semeval2013/semeval2013.gold.key.txt: sha256 mismatch" in err
+    assert "the download was deleted" in err and '--manifest: {"wsd_eval": {"pins"' in err
+    assert "Traceback" not in err
+    assert not (dest / "wsd_raganato_eval").exists()                 # not even the files that matched
+    assert list((dest / "downloads").iterdir()) == []                # the pins were all that vouched for it
+
+
+def test_conll2005_tests_lay_out_the_test_sets_words_under_srl_conll2005(tmp_path, server):
+    laid_out = {f"srl_conll2005/test.{s}/{layer}/test.{s}.{layer}.gz": gz(f"{s}\n{layer}\n.\n\n")
+                for s in ("wsj", "brown") for layer in ("words", "props", "synt.cha")}
+    members = [("conll05st-release/" + path.removeprefix("srl_conll2005/"), data) for path, data in laid_out.items()]
+    members.append(("conll05st-release/test.wsj/ne/test.wsj.ne.gz", gz("*\n")))   # not laid out
+    server.files = {"conll05st-tests.tar.gz": tar_gz(members)}
+    dest = tmp_path / "mirror"
+    manifest = pins_manifest(tmp_path, "conll2005_tests", laid_out)
+    assert run(dest, server, "--only", "conll2005_tests", "--manifest", manifest) == 0
+    assert sorted(str(p.relative_to(dest)) for p in (dest / "srl_conll2005").rglob("*.gz")) == sorted(laid_out)
+    assert [s for _, s in eval_text.read_split(dest, "conll2005_test_brown")] == [["brown", "words", "."]]
+
+
+# (data set, mirror folder, file contents by name, an evaluation split that reads them)
+GITHUB_SETS = [
+    ("esnli", "snli/esnli_infersent_format",
+     {f"{kind}.{split}": f"{kind} of {split} \n".encode() for kind in ("s1", "s2", "labels") for split in ("dev", "test")},
+     ("snli_dev", [["s1", "of", "dev"], ["s2", "of", "dev"]])),
+    ("multi30k_raw", "multi30k/raw",
+     {f"{split}.{lang}.gz": gz(f"A {split} {lang} caption .\n") for split in ("train", "val", "test_2016_flickr")
+      for lang in ("en", "de")}, ("multi30k_val", [["A", "val", "en", "caption", "."]])),
+    ("litbank", "litbank_coref/conll",
+     {posixpath.basename(path): f"#begin document ({n}); part 0\n{n}\t0\t0\tWord{n}\t_\t_\n\n#end document\n".encode()
+      for n, path in enumerate(fetch_pins.LITBANK)}, None),
+]
+
+
+@pytest.mark.parametrize("name,folder,files,split", GITHUB_SETS, ids=[s[0] for s in GITHUB_SETS])
+def test_files_at_a_pinned_commit_are_fetched_one_by_one_as_a_data_set(tmp_path, server, name, folder, files, split):
+    entries = fetch.expand([name])
+    assert sorted(posixpath.basename(fetch.MANIFEST[e].url) for e in entries) == sorted(files)
+    assert all(fetch.MANIFEST[e].url.startswith("https://raw.githubusercontent.com/") for e in entries)
+    server.files = dict(files)
+    manifest = tmp_path / "manifest.json"      # what the local server serves, pinned
+    manifest.write_text(json.dumps({e: {"bytes": len(files[e.split("/", 1)[1]]),
+                                        "sha256": hashlib.sha256(files[e.split("/", 1)[1]]).hexdigest()}
+                                    for e in entries}))
+    dest = tmp_path / "mirror"
+    assert run(dest, server, "--only", name, "--manifest", str(manifest)) == 0
+    for file, data in files.items():
+        assert (dest / folder / file).read_bytes() == data                # byte for byte
+    if split:
+        assert [s for _, s in eval_text.read_split(dest, split[0])][:2] == split[1]
+    else:
+        assert len(list(eval_text.read_split(dest, "litbank"))) == len(files)
+
+
+def test_a_wrong_file_at_a_pinned_commit_is_rejected_naming_its_url(tmp_path, server, capsys):
+    size, sha256 = fetch_pins.ESNLI["snli/esnli_infersent_format/s1.dev"]   # the real pin: the mirror's copy
+    server.files = {"s1.dev": b"x" * size}
+    dest = tmp_path / "mirror"
+    assert run(dest, server, "--only", "esnli/s1.dev") == 1
+    err = capsys.readouterr().err
+    assert f"error: {server.url}s1.dev: sha256 mismatch: expected {sha256}" in err
+    assert not (dest / "snli").exists() and not (dest / "downloads").exists()
+
+
+def test_single_member_files_are_copied_byte_for_byte(tmp_path, server):
+    trees = {f"sst5/trees/{split}.txt": f"(3 (2 {split}) (3 .))".encode() for split in ("train", "dev", "test")}
+    server.files = {"trainDevTestTrees_PTB.zip": zip_bytes([("trees/" + p.rsplit("/", 1)[1], d) for p, d in trees.items()])}
+    dest = tmp_path / "mirror"
+    assert run(dest, server, "--only", "sst", "--manifest", pins_manifest(tmp_path, "sst", trees)) == 0
+    assert (dest / "sst5/trees/dev.txt").read_bytes() == b"(3 (2 dev) (3 .))"   # no newline added
+
+
+def test_manual_items_say_what_to_put_where_and_what_is_missing(tmp_path, server, capsys, monkeypatch):
+    dest = tmp_path / "mirror"
+    server.files = {"abc.zip": b"abc"}
+    monkeypatch.setattr(fetch, "DEFAULT", ("nltk_abc",))            # a default run, with one small entry
+    assert run(dest, server, "--manifest", pin(tmp_path, nltk_abc=b"abc")) == 0
+    err = capsys.readouterr().err
+    words = "srl_conll2005/devel/words/devel.24.words.gz"
+    assert f"- conll2005_devel_words" in err and f"missing: {words}" in err and "LDC99T42" in err
+    assert "cat PTB/parsed/mrg/wsj/24/*.mrg | wsj-removetraces.pl | wsj-to-se.pl -w 1" in err
+    assert "- wordnet" in err and "probes.wordnet" in err and "ptb3_wsj" not in err   # not read by default
+    (dest / words).parent.mkdir(parents=True)
+    (dest / words).write_bytes(b"")
+    assert run(dest, server, "--only", "conll2005_devel_words") == 0
+    assert f"1 of 1 file(s) present under {dest}" in capsys.readouterr().err
+
+
+def test_list_prints_every_data_set_and_manual_item(capsys):
+    assert fetch.main(["--list"]) == 0
+    out = capsys.readouterr().out
+    table = {line.split()[0]: line for line in out.splitlines() if line[:1].strip()}
+    for row in fetch.rows():
+        assert table[row.name].split()[1:3] == ["yes" if row.default else "no", "fetch" if row.fetched else "manual"]
+        assert row.licence in out and (not row.fetched or row.source in out)
+    assert table["litbank"].split()[3:7] == ["sha256", "13,018,513", "B", "litbank_coref"] and "unverified" in table["glove"]
+    assert " pinned files " in table["sst"] and table["conll2005_devel_words"].split()[1] == "yes"
+    for name in fetch.MANUAL:
+        assert f"- {name} (" in out
+
+
+def test_downloads_have_distinct_file_names():
+    # downloads/<file name> and --base-url identify a download by its file name
+    by_file = {}
+    for name, source in fetch.MANIFEST.items():
+        by_file.setdefault(posixpath.basename(source.url), set()).add(source.url)
+    assert all(len(urls) == 1 for urls in by_file.values())
+
+
+def test_manifest_overrides_are_checked(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"sst": {"pins": {"sst5/trees/other.txt": {"bytes": 1, "sha256": "0" * 64}}}}))
+    with pytest.raises(InputError, match="pins must map paths among"):
+        fetch.with_overrides(fetch.MANIFEST, bad)
+    bad.write_text(json.dumps({"sst": {"pins": {"sst5/trees/dev.txt": {"bytes": 1, "sha256": "XYZ"}}}}))
+    with pytest.raises(InputError, match="sha256 must be 64 lowercase hex digits"):
+        fetch.with_overrides(fetch.MANIFEST, bad)
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"sst": {"pins": {"sst5/trees/dev.txt": {"bytes": 1, "sha256": "a" * 64}}}}))
+    pinned = fetch.with_overrides(fetch.MANIFEST, good)["sst"].pins
+    assert pinned["sst5/trees/dev.txt"] == (1, "a" * 64) and pinned["sst5/trees/test.txt"] == fetch_pins.SST5_TREES["sst5/trees/test.txt"]
