@@ -172,7 +172,6 @@ _LITBANK = _GITHUB + "dbamman/litbank/3e50db0ffc033d7ccbb94f4d88f6b99210328ed8/c
 _CONLL05 = "https://www.cs.upc.edu/~srlconll/"
 _CONLL05_MEMBER = "conll05st-release/"       # the folder both CoNLL-2005 tarballs unpack into
 _WSD_ZIP = "http://lcl.uniroma1.it/wsdeval/data/WSD_Evaluation_Framework.zip"
-_WSD_SETS = ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015", "ALL")
 _NLTK_LICENCE = "non-commercial use (NLTK package); "
 
 
@@ -257,8 +256,8 @@ MANIFEST: dict[str, Source] = {
     # the mirror, so not pinned.
     "wsd_semcor": Source(
         _WSD_ZIP, None, None,
-        {f"wsd_training_corpora/SemCor/semcor.{kind}": (f"WSD_Evaluation_Framework/Training_Corpora/SemCor/semcor.{kind}",)
-         for kind in ("data.xml", "gold.key.txt")},
+        {f"wsd_training_corpora/SemCor/semcor.{kind}":
+         (f"WSD_Evaluation_Framework/Training_Corpora/SemCor/semcor.{kind}",) for kind in ("data.xml", "gold.key.txt")},
         licence="research use (Sapienza NLP; Raganato et al. 2017); WordNet 3.0 sense keys",
         note="zip sha256 unknown and SemCor is not in the mirror to pin it"),
     "nltk_treebank": Source(_NLTK + "treebank.zip", 1740034,
@@ -281,6 +280,10 @@ _SRLCONLL = (f"the srlconll-1.1 scripts ({_CONLL05}srlconll-1.1.tgz; export PERL
              "PATH=srlconll-1.1/bin:$PATH) and Penn Treebank 3 (LDC99T42) unpacked at PTB")
 
 
+def _text_check(pin: tuple[int, str]) -> str:
+    return f"{pin[0]:,} lines and sha256 {pin[1]}"
+
+
 def _words_command(section: str, target: str) -> str:
     return (f"cat PTB/parsed/mrg/wsj/{section}/*.mrg | wsj-removetraces.pl | wsj-to-se.pl -w 1 "
             f"| awk '{{print $1}}' | gzip > DIR/srl_conll2005/{target}")
@@ -293,6 +296,7 @@ MANUAL: dict[str, Manual] = {
             "release leaves them out, and this tool does not take them from a redistributor. With "
             f"{_SRLCONLL}, as the release's README says:\n"
             f"  {_words_command('24', 'devel/words/devel.24.words.gz')}\n"
+            f"The mirror's copy, uncompressed, has {_text_check(pins.CONLL2005_DEVEL_WORDS)} (zcat FILE | sha256sum). "
             "The contamination check reads them (contamination.splits: conll2005_dev). Without the "
             "licence, drop conll2005_dev from contamination.splits and create the folder "
             "srl_conll2005/devel/words empty (DVC still tracks it).")),
@@ -300,7 +304,9 @@ MANUAL: dict[str, Manual] = {
         tuple(f"srl_conll2005/train/words/train.{n:02d}.words.gz" for n in range(2, 22)), "data.mirror", _PTB,
         how=("The words of CoNLL-2005's training set (WSJ sections 02-21), for SRL training; no stage "
              f"reads them. With {_SRLCONLL}, for each section NN in 02..21:\n"
-             f"  {_words_command('NN', 'train/words/train.NN.words.gz')}")),
+             f"  {_words_command('NN', 'train/words/train.NN.words.gz')}\n"
+             "The mirror's copies, uncompressed and concatenated in section order, have "
+             f"{_text_check(pins.CONLL2005_TRAIN_WORDS)}.")),
     "ptb3_wsj": Manual(
         ("ptb/treebank_3/parsed/mrg/wsj",), "data.mirror", _PTB,
         how=("The paper profile's POS probe (probes.pos.treebank) reads the full Penn Treebank 3 WSJ "

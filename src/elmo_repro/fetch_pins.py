@@ -237,3 +237,8 @@ LITBANK = _table("litbank_coref/conll/", """
 974_the_secret_agent_a_simple_tale_brat.conll 169213 ef8f014b48125a46dc173a057caac589f8a8eb3ee15e97af0c07c6d09d9b4add
 9830_the_beautiful_and_damned_brat.conll 130041 5c70c7a9af1bcd5e519eb687f195f336f8b1dc1b97bcda318265a4254c0d27db
 """)
+
+# The uncompressed words of CoNLL-2005's WSJ sets as the mirror holds them, (lines, sha256), to
+# check the files a user makes from the Penn Treebank (MANUAL in elmo_repro.fetch: not fetched).
+CONLL2005_DEVEL_WORDS = (34199, "9d8b1a417e4317b5fde95b03cce8e049a91552dccdf5969edc334644d776b95b")
+CONLL2005_TRAIN_WORDS = (989860, "66c194ec533e56323040ef3d122f9cbe5cc5b855d5cfd46c899f873c49031064")  # 02..21 in order

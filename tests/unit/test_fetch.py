@@ -1,5 +1,7 @@
 """elmo_repro.fetch against a local HTTP server (127.0.0.1, with Range support) serving tiny archives
-laid out like the official ones; the checksums come from a --manifest override, as a user pins them."""
+laid out like the official ones; the checksums come from a --manifest override, as a user pins them.
+Then the manifest itself: every mirror path a stage of either job reads is fetched by default or
+covered by a manual item, the pins equal the mirror's files, and docs/data.md is its render."""
 
 import gzip
 import hashlib
@@ -12,6 +14,7 @@ import tarfile
 import threading
 import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +23,9 @@ from elmo_repro.data import eval_text
 from elmo_repro.data.conll import read_conll2003, to_iob2
 from elmo_repro.data.lm_corpus import build_split, read_source
 from elmo_repro.io import InputError
+from workflow import data_doc
+from workflow.profile import render
+from workflow.registry import resolve
 
 LM1B_TAR = "1-billion-word-language-modeling-benchmark-r13output.tar.gz"
 TREE = "1-billion-word-language-modeling-benchmark-r13output/"
@@ -259,7 +265,8 @@ def wsd_archive(corrupt=None):
     """A WSD_Evaluation_Framework.zip with the six evaluation data sets (and SemCor, not laid out)."""
     members, laid_out = [], {}
     for name in ("senseval2", "senseval3", "semeval2007", "semeval2013", "semeval2015", "ALL"):
-        for suffix, data in ((".data.xml", WSD_XML.format(name).encode()), (".gold.key.txt", b"d000.s000.t000 art%1:06:00::\n")):
+        gold = b"d000.s000.t000 art%1:06:00::\n"
+        for suffix, data in ((".data.xml", WSD_XML.format(name).encode()), (".gold.key.txt", gold)):
             laid_out[f"wsd_raganato_eval/{name}/{name}{suffix}"] = data
             bad = data.replace(b"art", b"arm") if f"{name}{suffix}" == corrupt else data
             members.append((f"WSD_Evaluation_Framework/Evaluation_Datasets/{name}/{name}{suffix}", bad))
@@ -308,7 +315,8 @@ def test_conll2005_tests_lay_out_the_test_sets_words_under_srl_conll2005(tmp_pat
 # (data set, mirror folder, file contents by name, an evaluation split that reads them)
 GITHUB_SETS = [
     ("esnli", "snli/esnli_infersent_format",
-     {f"{kind}.{split}": f"{kind} of {split} \n".encode() for kind in ("s1", "s2", "labels") for split in ("dev", "test")},
+     {f"{kind}.{split}": f"{kind} of {split} \n".encode()
+      for kind in ("s1", "s2", "labels") for split in ("dev", "test")},
      ("snli_dev", [["s1", "of", "dev"], ["s2", "of", "dev"]])),
     ("multi30k_raw", "multi30k/raw",
      {f"{split}.{lang}.gz": gz(f"A {split} {lang} caption .\n") for split in ("train", "val", "test_2016_flickr")
@@ -351,7 +359,8 @@ def test_a_wrong_file_at_a_pinned_commit_is_rejected_naming_its_url(tmp_path, se
 
 def test_single_member_files_are_copied_byte_for_byte(tmp_path, server):
     trees = {f"sst5/trees/{split}.txt": f"(3 (2 {split}) (3 .))".encode() for split in ("train", "dev", "test")}
-    server.files = {"trainDevTestTrees_PTB.zip": zip_bytes([("trees/" + p.rsplit("/", 1)[1], d) for p, d in trees.items()])}
+    members = [("trees/" + path.rsplit("/", 1)[1], data) for path, data in trees.items()]
+    server.files = {"trainDevTestTrees_PTB.zip": zip_bytes(members)}
     dest = tmp_path / "mirror"
     assert run(dest, server, "--only", "sst", "--manifest", pins_manifest(tmp_path, "sst", trees)) == 0
     assert (dest / "sst5/trees/dev.txt").read_bytes() == b"(3 (2 dev) (3 .))"   # no newline added
@@ -380,7 +389,8 @@ def test_list_prints_every_data_set_and_manual_item(capsys):
     for row in fetch.rows():
         assert table[row.name].split()[1:3] == ["yes" if row.default else "no", "fetch" if row.fetched else "manual"]
         assert row.licence in out and (not row.fetched or row.source in out)
-    assert table["litbank"].split()[3:7] == ["sha256", "13,018,513", "B", "litbank_coref"] and "unverified" in table["glove"]
+    assert table["litbank"].split()[3:7] == ["sha256", "13,018,513", "B", "litbank_coref"]
+    assert "unverified" in table["glove"]
     assert " pinned files " in table["sst"] and table["conll2005_devel_words"].split()[1] == "yes"
     for name in fetch.MANUAL:
         assert f"- {name} (" in out
@@ -405,4 +415,142 @@ def test_manifest_overrides_are_checked(tmp_path):
     good = tmp_path / "good.json"
     good.write_text(json.dumps({"sst": {"pins": {"sst5/trees/dev.txt": {"bytes": 1, "sha256": "a" * 64}}}}))
     pinned = fetch.with_overrides(fetch.MANIFEST, good)["sst"].pins
-    assert pinned["sst5/trees/dev.txt"] == (1, "a" * 64) and pinned["sst5/trees/test.txt"] == fetch_pins.SST5_TREES["sst5/trees/test.txt"]
+    assert pinned["sst5/trees/dev.txt"] == (1, "a" * 64)
+    assert pinned["sst5/trees/test.txt"] == fetch_pins.SST5_TREES["sst5/trees/test.txt"]     # the others kept
+
+
+# --- the manifest against the stage registry, the real mirror and docs/data.md ---------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY, PAPER = render("tiny"), render("paper")            # the default jobs' params, the paper's
+MIRROR = (ROOT / TINY["data"]["mirror"]).resolve()       # shared/data: read here, never copied
+# Files in the mirror's folders that no reader opens: provenance notes, and NLTK's package
+# descriptors beside the zips.
+NOT_READ = {"SOURCE.md", "README", "CHANGES", "README_upstream.txt", "brown.xml", "abc.xml"}
+
+
+def covers(produced, path):
+    """A fetched (or manual) path provides ``path``: the same, inside it, or a folder holding it."""
+    return produced == path or produced.startswith(path + "/") or path.startswith(produced + "/")
+
+
+def outputs(names):
+    return [out for entry in fetch.expand(names) for out in fetch.MANIFEST[entry].outputs()]
+
+
+def manual_paths(default_only):
+    return [path for item in fetch.MANUAL.values() if item.param == "data.mirror"
+            and (item.default or not default_only) for path in item.paths]
+
+
+def mirror_files_read(reads):
+    """The real mirror's files that the stages read: a read path's own file, or a read folder's."""
+    files = set()
+    for path in reads:
+        target = MIRROR / path
+        found = [target] if target.is_file() else [f for f in target.rglob("*") if f.is_file()]
+        files |= {f.relative_to(MIRROR).as_posix() for f in found if f.name not in NOT_READ}
+    return files
+
+
+def test_every_mirror_path_the_default_jobs_read_is_fetched_by_default_or_manual():
+    reads = data_doc.mirror_reads(TINY)
+    assert {"conll2003/eng.train", "snli/esnli_infersent_format", "wsd_raganato_eval/senseval2",
+            "lm1b_heldout_subset/1b_benchmark.dev.tokens", "multi30k/raw"} <= set(reads)
+    provided = outputs(fetch.DEFAULT) + manual_paths(default_only=True)
+    assert [path for path in reads if not any(covers(p, path) for p in provided)] == []
+    # outside the mirror: only WordNet, which a default manual item covers by its params key
+    external = data_doc.external_reads(TINY)
+    assert {path: [name for name, item in fetch.MANUAL.items() if item.default and item.param == "probes.wordnet"]
+            for path in external} == {TINY["probes"]["wordnet"]: ["wordnet"]}
+    if not MIRROR.is_dir():
+        return
+    # every file the default jobs open in a folder they read, not just the folder
+    missing = [f for f in sorted(mirror_files_read(reads)) if not any(covers(p, f) for p in provided)]
+    assert missing == []
+
+
+def test_default_is_exactly_what_the_default_jobs_read():
+    reads = data_doc.mirror_reads(TINY)
+    # With the real mirror, what is read is its files in the read folders; without it, anything in
+    # a read folder counts (prepare_snli reads the whole snli/, which then also holds snli_1.0/).
+    read = mirror_files_read(reads) if MIRROR.is_dir() else set(reads)
+
+    def is_read(path):
+        return any(covers(path, r) for r in read)
+
+    sets = {fetch.data_set(name) for name in fetch.MANIFEST}
+    assert set(fetch.DEFAULT) <= sets
+    for name in sets:
+        if name in fetch.DEFAULT or MIRROR.is_dir():
+            assert any(is_read(p) for p in outputs([name])) == (name in fetch.DEFAULT), name
+    for name, item in fetch.MANUAL.items():
+        if item.param == "data.mirror":
+            assert any(is_read(p) for p in item.paths) == item.default, name
+        else:
+            assert (resolve("${" + item.param + "}", TINY) in data_doc.external_reads(TINY)) == item.default, name
+
+
+def test_every_path_the_paper_profile_reads_is_fetched_or_manual():
+    reads = data_doc.mirror_reads(PAPER)
+    assert {"1-billion-word-language-modeling-benchmark-r13output/training-monolingual.tokenized.shuffled",
+            "wsd_training_corpora/SemCor", "ptb/treebank_3/parsed/mrg/wsj"} <= set(reads)
+    provided = outputs(list(fetch.MANIFEST)) + manual_paths(default_only=False)
+    assert [path for path in reads if not any(covers(p, path) for p in provided)] == []
+    for path in data_doc.external_reads(PAPER):       # GloVe: fetched with --dest data
+        by_param = [item for item in fetch.MANUAL.values()
+                    if item.param != "data.mirror" and resolve("${" + item.param + "}", PAPER) == path]
+        fetched = path.startswith("data/") and any(covers(p, path.removeprefix("data/")) for p in provided)
+        assert by_param or fetched, path
+
+
+def test_pins_equal_the_mirror_files():
+    if not MIRROR.is_dir():
+        pytest.skip(f"no data mirror at {MIRROR}")
+
+    def digest(path):
+        data = (MIRROR / path).read_bytes()
+        return len(data), hashlib.sha256(data).hexdigest()
+
+    checked, absent = 0, []
+    for name, source in fetch.MANIFEST.items():
+        for path, pin in source.pins.items():
+            assert digest(path) == pin, path
+            checked += 1
+        for path, members in source.files.items():
+            if members == () and source.sha256:             # a file laid out as downloaded
+                if (MIRROR / path).is_file():
+                    assert digest(path) == (source.bytes, source.sha256), path
+                    checked += 1
+                else:
+                    absent.append(path)
+    assert absent == ["squad_v1.1/train-v1.1.json"]      # its sha256 is the published (TFDS) one
+    assert checked == sum(len(table) for table in (fetch_pins.SST5_TREES, fetch_pins.ESNLI, fetch_pins.MULTI30K_RAW,
+                                                   fetch_pins.MULTI30K_TOK, fetch_pins.WSD_EVAL,
+                                                   fetch_pins.CONLL2005_TESTS, fetch_pins.CONLL2005_RELEASE,
+                                                   fetch_pins.LITBANK)) + 4   # + nltk brown, abc, treebank; squad dev
+
+
+def test_the_checks_given_for_the_wsj_words_equal_the_mirror_copies():
+    if not MIRROR.is_dir():
+        pytest.skip(f"no data mirror at {MIRROR}")
+    words = MIRROR / "srl_conll2005"
+    for files, pin in (([words / "devel/words/devel.24.words.gz"], fetch_pins.CONLL2005_DEVEL_WORDS),
+                       (sorted((words / "train/words").glob("train.*.words.gz")), fetch_pins.CONLL2005_TRAIN_WORDS)):
+        text = b"".join(gzip.decompress(f.read_bytes()) for f in files)
+        assert (text.count(b"\n"), hashlib.sha256(text).hexdigest()) == pin
+    assert f"{fetch_pins.CONLL2005_DEVEL_WORDS[0]:,} lines and sha256 {fetch_pins.CONLL2005_DEVEL_WORDS[1]}" \
+        in fetch.MANUAL["conll2005_devel_words"].how
+
+
+def test_docs_data_md_is_the_render_of_the_manifest_and_the_registry():
+    assert (ROOT / "docs" / "data.md").read_text(encoding="utf-8") == data_doc.render_doc(), \
+        "docs/data.md is stale: run python -m workflow.data_doc"
+
+
+def test_docs_data_md_has_a_row_per_mirror_folder():
+    text = (ROOT / "docs" / "data.md").read_text(encoding="utf-8")
+    folders = {row.folders[0] for row in fetch.rows() if row.folders} | set(fetch.NOT_FETCHED)
+    if MIRROR.is_dir():
+        folders |= {p.name for p in MIRROR.iterdir() if p.is_dir()}
+    assert [f for f in sorted(folders) if f"| `{f}/`" not in text and f != "probes.wordnet"] == []
