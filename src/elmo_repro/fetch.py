@@ -588,8 +588,8 @@ def _check_pin(source: Source, relative: str, size: int, sha256: str, archive: P
     if deleted:
         archive.unlink(missing_ok=True)
     raise FetchError(relative, (
-        f"{problem} (the pin is the data mirror's copy), from {archive.name} ({source.url}). Nothing "
-        f"of it was laid out{'; the download was deleted' if deleted else ''}. If the official file "
+        f"{problem} (the pin is the data mirror's copy), in {archive.name} ({source.url}). Nothing "
+        f"from it was laid out{'; the download was deleted' if deleted else ''}. If the official file "
         f'changed, pin it with --manifest: {{"{name or "<entry>"}": {{"pins": {{"{relative}": '
         f'{{"bytes": {size}, "sha256": "{sha256}"}}}}}}}}'))
 
@@ -639,7 +639,8 @@ def lay_out(source: Source, archive: Path, dest: Path, name: str = "") -> list[P
     built: dict[str, bytes | None] = {}      # None: the download itself
     for relative, members in source.files.items():
         if not members:
-            _check_pin(source, relative, archive.stat().st_size, _sha256_file(archive), archive, name)
+            if relative in source.pins:
+                _check_pin(source, relative, archive.stat().st_size, _sha256_file(archive), archive, name)
             built[relative] = None
             continue
         data = _join([contents[m] for m in members])
