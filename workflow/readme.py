@@ -186,6 +186,28 @@ def resources() -> str:
     return "\n".join(lines) + "\n"
 
 
+def data_sets() -> str:
+    """Every mirror folder the default jobs read, its licence and how to get it (``fetch.rows()``,
+    the manifest that ``docs/data.md`` and a test tie to the registry)."""
+    from elmo_repro import fetch
+
+    rows: dict[str, dict[str, list[str]]] = {}
+    for row in fetch.rows():
+        if not row.default:
+            continue
+        for folder in row.folders:
+            entry = rows.setdefault(folder, {"how": [], "licence": []})
+            entry["how"].append("installed by `setup.sh`" if folder.startswith("probes.") else
+                                f"{'fetched' if row.fetched else 'by hand'} (`{row.name}`)")
+            if row.licence not in entry["licence"]:
+                entry["licence"].append(row.licence)
+    lines = ["| mirror folder | licence | how to get it |", "|---|---|---|"]
+    for folder, entry in rows.items():
+        shown = f"WordNet 3.0 (`{folder}`)" if folder.startswith("probes.") else f"`{folder}/`"  # outside the mirror
+        lines.append(f"| {shown} | {'; '.join(entry['licence'])} | {', '.join(entry['how'])} |")
+    return "\n".join(lines) + "\n"
+
+
 def dag() -> str:
     """Both jobs' DAG as a Mermaid flowchart (GitHub renders it), from ``dvc dag --mermaid`` with
     each ``foreach`` family collapsed to one node (``train_ner_elmo@*``); stages only the analysis job
@@ -225,6 +247,7 @@ def _include(name: str) -> Callable[[], str]:
 
 BLOCKS: dict[str, Callable[[], str]] = {
     "table1": table1, "requirements": requirements, "resources": resources, "dag": dag,
+    "data_sets": data_sets,
     "main_job_stages": main_job_stages, "analysis_job_stages": analysis_job_stages,
     **{f"include_{name.split('.')[0]}": _include(name)
        for name in ("table1_controls.md", "finetuning.md", "table4.md", "table5.md", "table6.md", "cove.md")},
