@@ -19,10 +19,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results" / "jobs" / "tests.json"
 GROUPS = {
-    "unit + workflow": ["tests/unit", "tests/workflow"],
-    "end-to-end, DVC (smoke profile)": ["tests/e2e/test_smoke_pipeline.py"],
-    "end-to-end, Snakemake + MLflow server": ["tests/e2e/test_snakemake_server.py"],
-    "end-to-end, resume after SIGKILL": ["tests/e2e/test_resume_after_kill.py"],
+    "unit and workflow": ["tests/unit", "tests/workflow"],
+    "smoke pipeline under DVC": ["tests/e2e/test_smoke_pipeline.py"],
+    "Snakemake with an MLflow server": ["tests/e2e/test_snakemake_server.py"],
+    "resume after SIGKILL": ["tests/e2e/test_resume_after_kill.py"],
 }
 
 
