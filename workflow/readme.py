@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCUMENTS = ("README.md", "docs/pipeline.md", "docs/results.md", "docs/measurements.md")
+DOCUMENTS = ("README.md", "docs/pipeline.md", "docs/results.md", "docs/measurements.md", "docs/scaling.md")
 JOBS = ROOT / "benchmarks" / "results" / "jobs"
 TABLES = ROOT / "results" / "tables"
 
@@ -137,12 +137,20 @@ def requirements() -> str:
     main = _read(JOBS / "main_job.json")
     analysis_path = JOBS / "analysis_job.json"
     analysis = _job_line(_read(analysis_path)) if analysis_path.is_file() else "not measured yet"
+    from elmo_repro import fetch
+
+    sizes = {name: (src.bytes if src.bytes is not None else sum(size for size, _ in src.pins.values()))
+             for name, src in fetch.MANIFEST.items() if fetch.data_set(name) in fetch.DEFAULT}
+    lm1b = sum(size for name, size in sizes.items() if fetch.data_set(name) == "lm1b")
     test_parts = ", ".join(f"{name} {s:.0f} s" for name, s in tests["groups"].items())
     return "\n".join([
         "| | |",
         "|---|---|",
         f"| Python | {python} (tested with {setup['python']}), Linux |",
         f"| machine | measured on {setup['machine']}; no GPU needed for the default (tiny) profile |",
+        f"| data | `python -m elmo_repro.fetch` downloads about {sum(sizes.values()) / 1e9:.2f} GB, "
+        f"{lm1b / 1e9:.2f} GB of it the 1B Word tarball (the tiny profile reads two of its held-out "
+        f"shards; the paper profile all of it); not needed on this project's machines |",
         f"| disk | {setup['disk']} |",
         f"| set-up (`bash setup.sh`) | {setup['seconds']:.0f} s ({setup['measured']}) |",
         f"| main job (`dvc repro`, from a fresh clone) | {_job_line(main)} |",
