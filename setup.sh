@@ -6,9 +6,26 @@ cd "$(dirname "$0")"
 PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-# torch is pinned (constraints.txt: torch==2.13.0, the CPU build); an open range pulls a CUDA build.
-.venv/bin/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+# torch 2.13.0, its build chosen explicitly (an unpinned or plain `torch==2.13.0` on Linux pulls a
+# multi-GB CUDA build from PyPI): TORCH_BUILD=cpu (the default; the CPU wheel, from a local wheel
+# directory pip is configured with, else PyTorch's CPU index) or TORCH_BUILD=cuda (PyPI's build).
+TORCH_BUILD=${TORCH_BUILD:-cpu}
+case "$TORCH_BUILD" in
+  cpu) TORCH="torch==2.13.0+cpu" ;;
+  cuda) TORCH="torch==2.13.0" ;;
+  *) echo "setup.sh: TORCH_BUILD must be cpu or cuda, not '$TORCH_BUILD'" >&2; exit 2 ;;
+esac
+if ! .venv/bin/python -c "import torch, sys; sys.exit(torch.__version__ != '${TORCH#torch==}'.replace('==', ''))" 2>/dev/null; then
+  .venv/bin/python -m pip install --quiet "$TORCH" 2>/dev/null \
+    || .venv/bin/python -m pip install --quiet "$TORCH" --extra-index-url https://download.pytorch.org/whl/cpu
+fi
+TORCH_PIN=$(mktemp) && trap 'rm -f "$TORCH_PIN"' EXIT
+grep -v '^torch==' constraints.txt > "$TORCH_PIN" && echo "$TORCH" >> "$TORCH_PIN"
+.venv/bin/python -m pip install --quiet -c "$TORCH_PIN" -e '.[pipeline,dev]'
 echo "set up: $(.venv/bin/python -c 'import torch, dvc, mlflow; print("torch", torch.__version__, "| dvc", dvc.__version__, "| mlflow", mlflow.__version__)')"
+# The repository root on the venv's import path: `python -m workflow.launch` (and the stages) are
+# found from any directory, not only the root (the launcher then runs from the root).
+.venv/bin/python -c 'import site, sys; open(site.getsitepackages()[0] + "/elmo_repro_root.pth", "w").write(sys.argv[1] + "\n")' "$PWD"
 # `dvc exp run --temp` / `dvc queue` run in copies under .dvc/tmp/exps: make the relative data
 # mirror reachable from there (workflow/experiments.py)
 .venv/bin/python -m workflow.experiments

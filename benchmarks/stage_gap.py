@@ -15,6 +15,7 @@ Usage (from the repository root, after `python -m workflow.launch dvc repro ...`
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import statistics
 import sys
@@ -53,7 +54,12 @@ def gaps(parent, children) -> dict:
     wall = (end - parent.info.start_time) / 1000
     in_stages = sum(r["seconds"] for r in rows)
     between = [r["gap_before"] for r in rows]
-    return {"pipeline": parent.info.run_name, "parent_run_id": parent.info.run_id, "stages": len(rows),
+    tags = parent.data.tags
+    started = datetime.datetime.fromtimestamp(parent.info.start_time / 1000, datetime.timezone.utc)
+    return {"pipeline": parent.info.run_name, "parent_run_id": parent.info.run_id,
+            "command": tags.get("command"), "git_commit": tags.get("git_commit"),
+            "git_dirty": tags.get("git_dirty"), "profile": tags.get("profile"),
+            "started_utc": started.strftime("%Y-%m-%d %H:%M"), "stages": len(rows),
             "wall_s": round(wall, 1), "in_stages_s": round(in_stages, 1),
             "outside_stages_s": round(wall - in_stages, 1),
             "gap_mean_s": round((wall - in_stages) / max(len(rows), 1), 2),

@@ -13,6 +13,10 @@ DVC and Snakemake start every stage as its own process. This launcher
 4. ends the parent run FINISHED or FAILED by the runner's exit status, with the table attached
    (not for ``dvc exp``/``dvc queue``: an experiment's tables are in its own commit, not here).
 
+It runs from the repository root whatever the current directory (``setup.sh`` puts the root on
+the venv's import path, so ``python -m workflow.launch`` is found from a subdirectory too), so the
+runner's paths are the README's, relative to the root.
+
 For ``dvc exp ...`` and ``dvc queue ...`` it first makes a relative data mirror reachable from
 DVC's temporary experiment copies (``workflow.experiments``).
 
@@ -38,6 +42,7 @@ from elmo_repro.params import load_params
 from .experiments import ensure_mirror_links
 
 RUNNERS = ("dvc", "snakemake")
+ROOT = Path(__file__).resolve().parents[1]
 TABLES = Path("results/tables")
 
 
@@ -53,6 +58,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if Path.cwd().resolve() != ROOT:
+        log(f"[pipeline] running from the repository root {ROOT}")
+        os.chdir(ROOT)
     params = load_params()
     experiment = args.runner == "dvc" and bool(args.args) and args.args[0] in ("exp", "queue")
     if experiment:

@@ -151,8 +151,10 @@ def _model_problem(model: Path, weight_file: Path | None) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # the console script (pyproject's `elmo-embed`) names itself; `python -m` shows that form
+    script = Path(sys.argv[0]).name
     parser = argparse.ArgumentParser(
-        prog="python -m elmo_repro.embed",
+        prog=script if script == "elmo-embed" else "python -m elmo_repro.embed",
         description="Embed a file of tokenized sentences (one per line) with a biLM into HDF5 "
                     "(allennlp `elmo` layout: one dataset per line index plus sentence_to_index).")
     parser.add_argument("input", help="UTF-8 text, one whitespace-tokenized sentence per line")
