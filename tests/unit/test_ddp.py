@@ -2,7 +2,9 @@
 
 Two ranks with per-rank batch B must update the weights exactly as one process with batch 2B
 (the same global batch, the same negatives, gradients averaged), up to float summation order;
-an interrupted and resumed 2-process run must end bit-identical to an uninterrupted one.
+an interrupted and resumed 2-process run must end bit-identical to an uninterrupted one; the
+sparse softmax update (every rank gathers the union of all ranks' target rows and the shared
+negatives, and averages that table) must give the dense update's weights bit for bit.
 """
 
 from __future__ import annotations
@@ -57,8 +59,9 @@ def _worker(rank: int, port: int, out: str) -> None:
     out_dir, vocab = Path(out), _vocab()
     config = _model_config(vocab)
 
-    def train(name: str, ckpt: str, stop_after: int | None = None) -> None:
-        model, summary = pretrain(config, _cfg(B), SENTENCES, vocab, out_dir / ckpt, stop_after=stop_after)
+    def train(name: str, ckpt: str, stop_after: int | None = None, sparse: bool = True) -> None:
+        model, summary = pretrain(config, _cfg(B), SENTENCES, vocab, out_dir / ckpt, stop_after=stop_after,
+                                  sparse_softmax_update=sparse)
         torch.save({"model": model.state_dict(), "summary": summary}, out_dir / f"{name}.rank{rank}.pt")
 
     # pretrain() joins (and leaves) the process group itself from the torchrun environment ...
@@ -70,6 +73,7 @@ def _worker(rank: int, port: int, out: str) -> None:
         train("one", "ckpt_one", stop_after=1)
         train("interrupted", "ckpt_resume", stop_after=3)
         train("resumed", "ckpt_resume")
+        train("dense", "ckpt_dense", sparse=False)
     finally:
         torch.distributed.destroy_process_group()
 
@@ -123,7 +127,7 @@ def _chain(config: BiLMConfig, updates: int) -> int:
 def test_two_ranks_equal_one_process_on_the_global_batch_and_resume_exactly(tmp_path):
     _spawn(tmp_path)
     ddp = {name: [torch.load(tmp_path / f"{name}.rank{r}.pt", weights_only=True) for r in range(WORLD)]
-           for name in ("full", "one", "interrupted", "resumed")}
+           for name in ("full", "one", "interrupted", "resumed", "dense")}
     for name, ranks in ddp.items():   # gradients are synchronised: every rank holds the same weights
         for k, v in ranks[0]["model"].items():
             assert torch.equal(v, ranks[1]["model"][k]), (name, k)
@@ -174,6 +178,12 @@ def test_two_ranks_equal_one_process_on_the_global_batch_and_resume_exactly(tmp_
     for k, v in ddp["full"][0]["model"].items():
         assert torch.equal(v, ddp["resumed"][0]["model"][k]), k
     assert not torch.equal(ddp["interrupted"][0]["model"]["softmax.weight"], ddp["full"][0]["model"]["softmax.weight"])
+
+    # the sparse update (the default) equals the dense one bit for bit on 2 CPU ranks: each averaged
+    # entry is (a + b) / 2 of the same two addends either way, the norms sum as test_sparse_softmax_update.py says
+    for k, v in ddp["full"][0]["model"].items():
+        assert torch.equal(v, ddp["dense"][0]["model"][k]), k
+    assert ddp["full"][0]["summary"]["grad_norm"] == ddp["dense"][0]["summary"]["grad_norm"]
 
 
 def test_ranks_train_on_disjoint_sentences():

@@ -67,16 +67,32 @@ def average_gradients(params: list[torch.nn.Parameter], world_size: int) -> None
     single-process step on the global batch evident (each rank's loss is the mean over its equal
     share of tokens, so the mean of the rank gradients is the gradient of the global mean), and
     clips the averaged gradient, as bilm-tf clips the tower-averaged one. The price is speed, not
-    correctness: no overlap of communication with backward (the dense softmax gradient, V x 512,
-    is the largest message).
+    correctness: no overlap of communication with backward.
 
-    Every rank runs the same code on same-shaped batches, so the set of parameters with a
-    gradient (here: all of them) is the same on every rank and the collectives line up.
+    Every rank runs the same code on same-shaped batches, so the set of tensors with a gradient
+    is the same on every rank and the collectives line up. With the sparse softmax update
+    (:class:`~elmo_repro.bilm.sampled_softmax.SoftmaxRows`) ``params`` holds the gathered rows'
+    table in ``softmax_W``'s place (whose own gradient is None): every rank gathers the same rows,
+    the union of all ranks' targets (:func:`all_ranks`) and the shared negatives, so the (U, 512)
+    tables line up row for row and their average is the dense average's nonzero rows (bilm-tf
+    averages the towers' ``IndexedSlices`` likewise, without a dense V x 512 message).
     """
     for p in params:
         if p.grad is not None:
             dist.all_reduce(p.grad)
             p.grad.div_(world_size)
+
+
+def all_ranks(ids: torch.Tensor, world_size: int) -> torch.Tensor:
+    """Every rank's ``ids`` concatenated in rank order, on every rank: (world_size x n,) for a
+    same-shaped ``ids`` of n elements on each rank (this rank's targets, for the softmax rows
+    every rank must gather). Without a process group (``world_size`` 1): ``ids`` flattened."""
+    flat = ids.reshape(-1).contiguous()
+    if world_size == 1:
+        return flat
+    parts = [torch.empty_like(flat) for _ in range(world_size)]
+    dist.all_gather(parts, flat)
+    return torch.cat(parts)
 
 
 def packed_batches(streams: list[LMStream], rows: slice, n: int, device: torch.device

@@ -1,6 +1,15 @@
 """biLM pretraining (paper §3.4; bilm-tf ``train.py``): sampled softmax, Adagrad, global
 gradient-norm clipping, state carried across batches, atomic checkpoints and exact resume.
 
+The softmax update is sparse, as bilm-tf's (``IndexedSlices``): only the rows of ``softmax_W`` that
+are a target or a sampled negative of the batch get a gradient and an Adagrad step
+(:class:`~elmo_repro.bilm.sampled_softmax.SoftmaxRows`), the others and their accumulators stay as
+they are, which is what the dense update does to them (a zero gradient). On a CPU the weights are
+bit-identical to the dense update's (``tests/unit/test_sparse_softmax_update.py``; the tiny
+profile's too); on CUDA the global gradient norm sums in another order, so they agree to float
+rounding. With the full softmax (negatives >= vocabulary) every row is touched and the update is
+dense.
+
 The run length is either a number of epochs over the training text (the paper: 10) or a token
 budget (target tokens per direction); either becomes a number of batches of
 ``batch_size x unroll_steps`` derived from the data, as bilm-tf's ``n_train_tokens``; the corpus
@@ -71,9 +80,10 @@ from ..data.vocabulary import Vocabulary
 from ..experiments.pretraining import PretrainSection
 from ..fingerprint import NOT_OUTPUT_MODULES, code_fingerprint, local_imports
 from .checkpoint import CHECKPOINT, load_model, save_checkpoint, save_model  # noqa: F401  (the training API)
-from .distributed import RankContext, average_gradients, packed_batches
+from .distributed import RankContext, all_ranks, average_gradients, packed_batches
 from .model import BiLM, BiLMConfig
 from .nonfinite import NonFiniteTrainingError, stop_if_non_finite, stop_if_non_finite_weights  # noqa: F401
+from .sampled_softmax import SoftmaxRows
 
 # The ``pretrain`` params section is the training configuration: declared once, in the schema.
 PretrainConfig = PretrainSection
@@ -170,7 +180,8 @@ class _Quiet:
 def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list[str]],
              vocab: Vocabulary, checkpoint_dir: Path,
              log_metrics: Callable[[dict[str, float], int], None] | None = None,
-             stop_after: int | None = None, start: StartFrom | None = None) -> tuple[BiLM, dict[str, float]]:
+             stop_after: int | None = None, start: StartFrom | None = None,
+             sparse_softmax_update: bool = True) -> tuple[BiLM, dict[str, float]]:
     """Train a biLM on tokenized sentences (data-parallel under torchrun: see the module docstring).
 
     Args:
@@ -186,6 +197,10 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
         start: continue from these weights (and Adagrad state) instead of a fresh model: domain
             fine-tuning (:mod:`elmo_repro.bilm.finetune`). A checkpoint of this run still takes
             precedence (resume after a kill).
+        sparse_softmax_update: step only the softmax rows the batch touches (the default, as
+            bilm-tf; see the module docstring); False: the dense (V, D) gradient and Adagrad step
+            of every row (the same arithmetic; kept as the reference the tests and the benchmark
+            compare with). Not part of the run's identity: a checkpoint resumes with either.
 
     Returns:
         The trained model (the same weights on every rank) and summary statistics
@@ -211,7 +226,8 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
             raise ValueError("pretrain.precision 'bf16' needs a CUDA device (bf16 autocast is GPU-only here); "
                              "use 'fp32' on the CPU")
         torch.use_deterministic_algorithms(True)
-        return _pretrain(model_config, cfg, sentences, vocab, checkpoint_dir, log_metrics, stop_after, ctx, start)
+        return _pretrain(model_config, cfg, sentences, vocab, checkpoint_dir, log_metrics, stop_after, ctx, start,
+                         sparse_softmax_update)
     finally:
         torch.use_deterministic_algorithms(previous)
         ctx.close()
@@ -220,7 +236,8 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
 def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list[str]],
               vocab: Vocabulary, checkpoint_dir: Path,
               log_metrics: Callable[[dict[str, float], int], None] | None,
-              stop_after: int | None, ctx: RankContext, start: StartFrom | None = None) -> tuple[BiLM, dict[str, float]]:
+              stop_after: int | None, ctx: RankContext, start: StartFrom | None = None,
+              sparse_softmax_update: bool = True) -> tuple[BiLM, dict[str, float]]:
     rank, world, device = ctx.rank, ctx.world_size, ctx.device
     say = log if rank == 0 else (lambda message: None)
     torch.manual_seed(cfg.seed)
@@ -290,6 +307,8 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
         f"{len(table.types):,} input types")
     autocast = (torch.autocast("cuda", dtype=torch.bfloat16) if cfg.precision == "bf16"
                 else contextlib.nullcontext())
+    sparse = sparse_softmax_update and cfg.n_negative_samples < model.softmax.vocab_size
+    params = list(model.parameters())
     model.train()
     window_loss, window_batches, window_start = 0.0, 0, time.monotonic()
     # A run resumed from its final checkpoint trains no batch: it reports the statistics saved there.
@@ -301,24 +320,37 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
         for batch, (inputs, targets) in zip(range(start_batch, n_batches), batches):
             inputs = inputs.to(device, non_blocking=True)                     # (2, B, T) type ids
             targets = targets.to(device, non_blocking=True)                   # (2, B, T) type ids
+            flat_targets = vocab_ids[targets.reshape(2, -1)]                  # (2, B*T) row ids
+            negatives, rows, grads = [None, None], None, params
+            if sparse:
+                # the rows this step touches, known before the forward pass: both directions'
+                # negatives (drawn in the order sampled_loss would draw them) and the targets of
+                # every rank, so that all ranks gather the same rows
+                negatives = [model.softmax.draw_negatives(cfg.n_negative_samples, sampler) for _ in range(2)]
+                rows = SoftmaxRows.gather(model.softmax, torch.cat(
+                    [all_ranks(flat_targets, world), negatives[0][0], negatives[1][0]]))
+                grads = [rows.weight if p is model.softmax.weight else p for p in params]   # same order
             with autocast:
                 unique, inverse = torch.unique(inputs, return_inverse=True)
                 tokens = model.token_embedder(char_ids[unique])[inverse]      # (2, B, T, P)
                 loss = 0.0
                 for d in range(2):
                     hidden, states[d] = model.direction_hidden(tokens[d], bool(d), states[d])
-                    flat_targets = vocab_ids[targets[d].reshape(-1)]          # (B*T,)
                     loss = loss + 0.5 * model.softmax.sampled_loss(
-                        hidden.reshape(-1, hidden.size(-1)), flat_targets, cfg.n_negative_samples, sampler)
+                        hidden.reshape(-1, hidden.size(-1)), flat_targets[d], cfg.n_negative_samples, sampler,
+                        negatives=negatives[d], rows=rows)
             optimizer.zero_grad(set_to_none=True)
             # bilm-tf differentiates loss * unroll_steps: with Adagrad's initial accumulator of 1.0
             # this scale sets the effective step size, so it is part of the recipe.
             (loss * cfg.unroll_steps).backward()
             if world > 1:
-                average_gradients(list(model.parameters()), world)
-            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+                average_gradients(grads, world)
+            # the global norm over every gradient, the softmax rows' in softmax_W's place
+            grad_norm = torch.nn.utils.clip_grad_norm_(grads, cfg.grad_clip)
             stop_if_non_finite(loss, grad_norm, batch + 1, ckpt_path, world, device)   # before the update
-            optimizer.step()
+            optimizer.step()                       # sparse: softmax_W has no gradient and is skipped
+            if rows is not None:
+                rows.adagrad_step(optimizer, model.softmax.weight)
             states = [_detach(s) for s in states]
             window_loss += float(loss.detach())
             window_batches += 1
