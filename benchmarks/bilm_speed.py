@@ -1,14 +1,24 @@
 """biLM speed: our implementation (``elmo_repro.bilm``) against the plain per-time-step reference
 (``elmo_repro.bilm.reference``), on real sentences, in one process.
 
-Two modes, each for the ``tiny`` and the ``paper`` profile's biLM (``workflow/profiles``):
+Three modes, each for the ``tiny`` and the ``paper`` profile's biLM (``workflow/profiles``):
 
 * extract: ``BiLM.layers`` (stateless ELMo feature extraction) over length-bucketed batches of
   sentences, as ``elmo.features.embed_sentences`` batches them; tokens = biLM positions that are
   not padding (words + ``<S>``/``</S>``).
 * train: ``train.py``'s step -- token layer over the batch's distinct types, both directions with
   carried states and dropout, sampled softmax, backward, gradient clipping, Adagrad; tokens =
-  2 x batch x unroll steps (both directions, as train.py's tokens_per_second).
+  2 x batch x unroll steps (both directions, as train.py's tokens_per_second). Both
+  implementations update the softmax sparsely, as train.py does.
+* update: ours' training step with the sparse softmax update (train.py's; "ours" columns) against
+  the same step with the dense one ("reference" columns: a (V, D) gradient zeroed, summed,
+  clipped and stepped by Adagrad in full), with a softmax of ``--softmax-rows`` rows (default: the
+  paper profile's 793,471, the released vocabulary; tiny: the text's own). Targets are the text's
+  words; the rows past its vocabulary stand for the rare words a paper-size vocabulary adds (the
+  sampler draws them as negatives). Both run from the same weights on the same batches and
+  negatives, and the largest |sparse - dense| weight difference after the timed steps is
+  printed (0 on a CPU: the two updates are bit-identical there). On a CPU the dense run's peak
+  RSS includes the sparse run's final weights, kept for that comparison.
 
 Both implementations get the same batches (the same length buckets, the same LM streams and
 negative samples) from the same starting weights. The reference differs only where it is meant
@@ -38,6 +48,7 @@ Usage:
     .venv/bin/python benchmarks/bilm_speed.py --quick          # < 2 min on a 2-core CPU
     .venv/bin/python benchmarks/bilm_speed.py                  # paper size: several minutes on CPU
     .venv/bin/python benchmarks/bilm_speed.py --device cuda --bf16
+    .venv/bin/python benchmarks/bilm_speed.py --device cuda --configs paper --modes update
 """
 
 from __future__ import annotations
@@ -65,12 +76,14 @@ from elmo_repro.bilm.char_cnn import CharCNNTokenEmbedder, unique_rows  # noqa: 
 from elmo_repro.bilm.model import BiLM, BiLMConfig  # noqa: E402
 from elmo_repro.bilm.reference import (reference_direction_hidden, reference_layers,  # noqa: E402
                                        reference_token_layer)
+from elmo_repro.bilm.sampled_softmax import SoftmaxRows  # noqa: E402
 from elmo_repro.data.character_ids import batch_to_char_ids  # noqa: E402
 from elmo_repro.data.lm_batches import LMStream, TypeTable  # noqa: E402
 from elmo_repro.data.vocabulary import Vocabulary, count_tokens  # noqa: E402
 from workflow.profile import render  # noqa: E402
 
 TEXT = "lm1b_heldout_subset/1b_benchmark.test.tokens"
+PAPER_VOCAB = 793_471      # the released biLM's softmax rows (``paper`` profile, min_count 3 on 1B Word)
 
 
 @dataclass
@@ -256,7 +269,10 @@ class TrainData:
 
 
 def bench_train(cfg: BiLMConfig, pretrain: dict, data: TrainData, plan: Plan, device: str,
-                impl: str) -> tuple[float, int, float]:
+                impl: str, sparse: bool = True, final: dict | None = None) -> tuple[float, int, float]:
+    """Time train.py's step (``impl``: "ours" or "reference" LSTMs and token layer; ``sparse``:
+    the sparse or the dense softmax update). ``final``, if given, receives the weights after the
+    timed steps (on the CPU)."""
     steps, negatives = int(pretrain["unroll_steps"]), int(pretrain["n_negative_samples"])
     torch.manual_seed(0)
     model = BiLM(cfg).to(device).train()
@@ -269,28 +285,40 @@ def bench_train(cfg: BiLMConfig, pretrain: dict, data: TrainData, plan: Plan, de
     streams = data.streams(plan.train_batch, steps)
     sampler = torch.Generator().manual_seed(7919)
     states: list = [None, None]
+    params = list(model.parameters())
+    sparse = sparse and negatives < model.softmax.vocab_size                  # else the full softmax
 
     def step() -> int:
         (in_f, tg_f), (in_b, tg_b) = next(streams[0]), next(streams[1])
         inputs = torch.from_numpy(np.stack([in_f, in_b])).to(device)
+        flat = data.vocab_ids[torch.from_numpy(np.stack([tg_f, tg_b])).reshape(2, -1).to(device)]
+        drawn, rows, grads = [None, None], None, params
+        if sparse:                                                            # as train.py
+            drawn = [model.softmax.draw_negatives(negatives, sampler) for _ in range(2)]
+            rows = SoftmaxRows.gather(model.softmax, torch.cat([flat.reshape(-1), drawn[0][0], drawn[1][0]]))
+            grads = [rows.weight if p is model.softmax.weight else p for p in params]
         unique, inverse = torch.unique(inputs, return_inverse=True)
         tokens = token_fn(model, data.char_ids[unique])[inverse]               # (2, B, T, P)
         loss = 0.0
-        for d, targets in enumerate((tg_f, tg_b)):
+        for d in range(2):
             hidden, states[d] = hidden_fn(model, tokens[d], bool(d), states[d])
-            flat = data.vocab_ids[torch.from_numpy(targets).reshape(-1).to(device)]
-            loss = loss + 0.5 * model.softmax.sampled_loss(hidden.reshape(-1, hidden.size(-1)), flat,
-                                                            negatives, sampler)
+            loss = loss + 0.5 * model.softmax.sampled_loss(hidden.reshape(-1, hidden.size(-1)), flat[d],
+                                                            negatives, sampler, negatives=drawn[d], rows=rows)
         optimizer.zero_grad(set_to_none=True)
         (loss * steps).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), float(pretrain["grad_clip"]))
+        torch.nn.utils.clip_grad_norm_(grads, float(pretrain["grad_clip"]))
         optimizer.step()
+        if rows is not None:
+            rows.adagrad_step(optimizer, model.softmax.weight)
         for d in (0, 1):
             states[d] = [(h.detach(), c.detach()) for h, c in states[d]]
         return 2 * plan.train_batch * steps
 
     step()                                                                     # warm-up
-    return timed(device, lambda: sum(step() for _ in range(plan.train_steps)))
+    result = timed(device, lambda: sum(step() for _ in range(plan.train_steps)))
+    if final is not None:
+        final.update({k: v.detach().cpu() for k, v in model.state_dict().items()})
+    return result
 
 
 # ---- main ------------------------------------------------------------------------------------
@@ -302,7 +330,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="fewer batches and small paper-size batches (< 2 min on a 2-core CPU)")
     parser.add_argument("--configs", default="tiny,paper", help="comma-separated profiles (tiny, paper)")
-    parser.add_argument("--modes", default="extract,train", help="comma-separated: extract, train")
+    parser.add_argument("--modes", default="extract,train",
+                        help="comma-separated: extract, train, update (sparse vs dense softmax update)")
+    parser.add_argument("--softmax-rows", type=int, default=0,
+                        help="update mode: softmax rows (default: 793,471 for paper, the text's vocabulary "
+                             "for tiny); at least the text's vocabulary")
     parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     parser.add_argument("--matmul-size", type=int, default=0,
                         help="side of the square float32 matmul (default 2048 on CPU, 8192 on CUDA)")
@@ -334,7 +366,9 @@ def main(argv: list[str] | None = None) -> int:
 
     impls = ("ours",) if args.only_ours else ("ours", "reference")
     rows = []
-    data = TrainData(sentences, device) if "train" in args.modes else None
+    data = TrainData(sentences, device) if {"train", "update"} & set(args.modes.split(",")) else None
+    if args.softmax_rows and data is not None and args.softmax_rows < len(data.vocab):
+        parser.error(f"--softmax-rows {args.softmax_rows}: the text's vocabulary alone has {len(data.vocab)} words")
     for name in args.configs.split(","):
         params, plan = render(name), plan_of[name]
         cfg = BiLMConfig.from_options(params["bilm"])
@@ -350,6 +384,28 @@ def main(argv: list[str] | None = None) -> int:
                 executed = extract_executed(cfg, model, [b.cpu() for b in batches])
                 shape = f"{len(batches)} batches of {plan.extract_batch} sentences"
                 del model
+            elif mode == "update":
+                pretrain = params["pretrain"]
+                vocab_rows = args.softmax_rows or (PAPER_VOCAB if name == "paper" else len(data.vocab))
+                tcfg = BiLMConfig.from_options(params["bilm"], n_tokens_vocab=vocab_rows)
+                previous = torch.are_deterministic_algorithms_enabled()
+                torch.use_deterministic_algorithms(True, warn_only=device == "cuda")   # as train.py
+                finals: dict[str, dict] = {"ours": {}, "reference": {}}
+                try:   # "reference" here is ours with the dense update
+                    results = {impl: bench_train(tcfg, pretrain, data, plan, device, "ours", sparse=impl == "ours",
+                                                 final=finals[impl]) for impl in ("ours", "reference")}
+                finally:
+                    torch.use_deterministic_algorithms(previous)
+                update_diff = max(float((finals["ours"][k] - v).abs().max()) for k, v in finals["reference"].items())
+                del finals
+                flops = train_flops(cfg, int(pretrain["n_negative_samples"]))
+                with torch.device("meta"):
+                    shapes = BiLM(cfg)
+                executed = train_executed(cfg, int(pretrain["n_negative_samples"]), shapes, data, plan,
+                                          int(pretrain["unroll_steps"]))
+                shape = (f"{plan.train_steps} steps of {plan.train_batch}x{pretrain['unroll_steps']}, "
+                         f"{pretrain['n_negative_samples']} negatives, softmax {vocab_rows:,} rows; ours: sparse "
+                         f"update, reference: dense; max |sparse - dense| weight after them {update_diff:.3g}")
             else:
                 pretrain = params["pretrain"]
                 tcfg = BiLMConfig.from_options(params["bilm"], n_tokens_vocab=len(data.vocab))
