@@ -119,14 +119,15 @@ def _families(rows: list[dict]) -> dict[str, float]:
                 "probes" if stage.startswith(("probe_", "wsd_", "pos_", "neighbours")) else
                 "everything else")
         kinds[kind] += row["seconds"]
-    return {kind: seconds for kind, seconds in kinds.items() if seconds}
+    return {kind: seconds for kind, seconds in kinds.items() if seconds >= 3}   # not the instant tables
 
 
 def _job_line(record: dict) -> str:
     parts = ", ".join(f"{kind} {_minutes(s)}" for kind, s in _families(record["rows"]).items())
     return (f"**{_minutes(record['wall_s'])}** (`{record['command']}`, {record['started_utc'][:10]}, commit "
             f"{record['git_commit'][:7]}; {record['stages']} stages: {parts}; "
-            f"{record['outside_stages_s']:.0f} s between stages)")
+            f"{record['outside_stages_s']:.0f} s between stages"
+            + (f"; {record['note']}" if record.get("note") else "") + ")")
 
 
 def requirements() -> str:
