@@ -23,9 +23,10 @@ import argparse
 import json
 import re
 import sys
-import tomllib
 from pathlib import Path
 from typing import Callable
+
+from elmo_repro.io import atomic_open
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = ("README.md", "docs/pipeline.md", "docs/results.md", "docs/measurements.md", "docs/scaling.md")
@@ -97,7 +98,7 @@ def table1() -> str:
         lines.append(head + f"| {row['floor']:.2f} | {_cell(row['baseline'])} | {_cell(row['elmo'])} | {control} "
                             f"| {_p(row['welch_p_elmo_vs_baseline'])} | {p_control} | {len(row['elmo']['runs'])} |")
     ppl = main["perplexity"]
-    lines += ["", f"biLM held-out perplexity (tiny profile, 1B Word heldout sections 12–13, "
+    lines += ["", f"biLM held-out perplexity ({main['profile']} profile, 1B Word heldout sections 12–13, "
                   f"{int(ppl['heldout_tokens']):,} tokens): {ppl['perplexity']:.1f} (unigram {ppl['unigram_perplexity']:.1f}); "
                   "not comparable to the paper's 39.7 (see the table's caption)."]
     if stale:
@@ -119,19 +120,21 @@ def _families(rows: list[dict]) -> dict[str, float]:
                 "probes" if stage.startswith(("probe_", "wsd_", "pos_", "neighbours")) else
                 "everything else")
         kinds[kind] += row["seconds"]
-    return {kind: seconds for kind, seconds in kinds.items() if seconds}
+    return {kind: seconds for kind, seconds in kinds.items() if seconds >= 3}   # not the instant tables
 
 
 def _job_line(record: dict) -> str:
     parts = ", ".join(f"{kind} {_minutes(s)}" for kind, s in _families(record["rows"]).items())
     return (f"**{_minutes(record['wall_s'])}** (`{record['command']}`, {record['started_utc'][:10]}, commit "
             f"{record['git_commit'][:7]}; {record['stages']} stages: {parts}; "
-            f"{record['outside_stages_s']:.0f} s between stages)")
+            f"{record['outside_stages_s']:.0f} s between stages"
+            + (f"; {record['note']}" if record.get("note") else "") + ")")
 
 
 def requirements() -> str:
     """What a fresh machine needs and how long each command took there."""
-    python = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
+    # a regex, not tomllib: the supported Python 3.10 has no tomllib
+    python = re.search(r'^requires-python = "([^"]+)"', (ROOT / "pyproject.toml").read_text(encoding="utf-8"), re.M).group(1)
     setup = _read(JOBS / "setup.json")
     tests = _read(JOBS / "tests.json")
     main = _read(JOBS / "main_job.json")
@@ -155,7 +158,7 @@ def requirements() -> str:
         f"| set-up (`bash setup.sh`) | {setup['seconds']:.0f} s ({setup['measured']}) |",
         f"| main job (`dvc repro`, from a fresh clone) | {_job_line(main)} |",
         f"| analysis job (`dvc repro analysis/dvc.yaml`) | {analysis} |",
-        f"| tests (`pytest`) | **{_minutes(sum(tests['groups'].values()))}** ({tests['measured']}, commit "
+        f"| tests (`pytest`) | **{_minutes(tests['wall_s'])}** ({tests['measured']}, commit "
         f"{tests['git_commit'][:7]}: {test_parts}) |",
     ]) + "\n"
 
@@ -304,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
                 text = path.read_text(encoding="utf-8")
                 new = render(text, document)
                 if new != text:
-                    path.write_text(new, encoding="utf-8")
+                    with atomic_open(path) as handle:
+                        handle.write(new)
                     print(f"updated {document}")
     except ReadmeError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -49,7 +49,7 @@ def test_table1_block_quotes_table1_json(tmp_path, monkeypatch):
     row = {**paper, "floor": 57.19, "baseline": {**cell, "mean": 83.87, "std": 0.29}, "elmo": cell,
            "welch_p_elmo_vs_baseline": 0.0131}
     perplexity = {"heldout_tokens": 49993.0, "perplexity": 246.34, "unigram_perplexity": 1084.63}
-    (tables / "table1.json").write_text(readme.json.dumps({"rows": [row], "perplexity": perplexity}))
+    (tables / "table1.json").write_text(readme.json.dumps({"rows": [row], "perplexity": perplexity, "profile": "tiny"}))
     monkeypatch.setattr(readme, "TABLES", tables)
     assert "| NER (span F1, test) | 90.15 → 92.22 ± 0.10 | 57.19 | 83.87 ± 0.29 | 85.51 ± 0.49 | — | 0.013 | — | 3 |" \
         in readme.table1()
