@@ -21,6 +21,8 @@ import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+from elmo_repro.io import atomic_open
+
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results" / "jobs" / "tests.json"
 GROUPS = {   # a test belongs to the first group whose path prefix its file has
@@ -55,10 +57,8 @@ def main() -> int:
             return status
         groups = group_seconds(report)
     record = {"measured": datetime.date.today().isoformat(), "git_commit": commit, "wall_s": wall, "groups": groups}
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    tmp = OUT.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(OUT)
+    with atomic_open(OUT) as handle:              # the project's atomic write, not a second copy
+        handle.write(json.dumps(record, indent=1) + "\n")
     print(f"tests: {wall:.0f} s wall; " + ", ".join(f"{name} {s:.0f} s" for name, s in groups.items()))
     return 0
 
