@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -32,6 +33,14 @@ def execute(cmd: list[str], cwd: Path, check: bool = True, **extra_env: str) -> 
 def run(cmd: list[str], cwd: Path, **extra_env: str) -> str:
     """:func:`execute`, returning its stdout."""
     return execute(cmd, cwd, **extra_env).stdout
+
+
+def assert_up_to_date(repo: Path) -> None:
+    """`dvc status` in ``repo`` lists nothing but the params check, which is ``always_changed`` by
+    design (it checks the data mirror and other files outside the DAG on every repro)."""
+    status = json.loads(run(["dvc", "status", "--json"], repo) or "{}")
+    assert set(status) <= {"check_params"}, f"stale stages in {repo}: {status}"
+    assert status.get("check_params", ["always changed"]) == ["always changed"], status
 
 
 def smoke_copy(parent: Path) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.e2e.pipeline import execute, run
+from tests.e2e.pipeline import assert_up_to_date, execute, run
 from workflow.registry import expand
 
 pytestmark = pytest.mark.e2e
@@ -86,7 +86,7 @@ def test_every_stage_logged_an_mlflow_run(smoke_repo):
 
 
 def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
-    assert "Data and pipelines are up to date" in run(["dvc", "status"], smoke_repo)
+    assert_up_to_date(smoke_repo)
     assert "didn't change, skipping" in run(["dvc", "repro"], smoke_repo)
     lstm = smoke_repo / "src/elmo_repro/bilm/lstm.py"
     original = lstm.read_text()
@@ -168,7 +168,7 @@ def test_dvc_exp_run_with_a_wrong_type_fails_with_its_key_path(smoke_repo):
     assert "tasks.ner.trainer.epochs: Input should be a valid integer" in result.stdout + result.stderr
     assert (smoke_repo / "results/runs/ner-baseline-s0/metrics.json").is_file()
     run(["dvc", "repro"], smoke_repo)
-    assert "Data and pipelines are up to date" in run(["dvc", "status"], smoke_repo)
+    assert_up_to_date(smoke_repo)
 
 
 def test_launcher_makes_stage_runs_children_of_one_pipeline_run(smoke_repo):
@@ -205,7 +205,7 @@ def test_dvc_remote_push_clone_pull_is_a_no_op(smoke_repo, tmp_path):
     run(["git", "clone", "-q", str(smoke_repo), str(clone)], tmp_path)
     run(["dvc", "pull"], clone)
     assert (clone / "models/bilm/weights.pt").read_bytes() == (smoke_repo / "models/bilm/weights.pt").read_bytes()
-    assert "Data and pipelines are up to date" in run(["dvc", "status"], clone)
+    assert_up_to_date(clone)
     out = run(["dvc", "repro"], clone)
     assert "Running stage" not in out and "didn't change, skipping" in out
 
@@ -266,4 +266,4 @@ def test_a_failing_stage_keeps_the_committed_results(smoke_repo):
     assert result.returncode != 0 and "a bug in the model code" in result.stdout + result.stderr
     assert {path: path.read_bytes() for path in kept} == before
     run(["dvc", "checkout", "train_ner@ner-baseline-s0"], smoke_repo)
-    assert "Data and pipelines are up to date" in run(["dvc", "status"], smoke_repo)
+    assert_up_to_date(smoke_repo)
