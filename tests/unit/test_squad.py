@@ -1,0 +1,174 @@
+"""SQuAD's parts (issue 24): the official v1.1 metric on hand-worked cases, tokenisation with
+offsets, answer spans, the reader's errors, the split by article, span decoding, the
+sliding-window floor, the attention layers, the BiGRU and the weight average."""
+
+import json
+
+import pytest
+import torch
+
+from elmo_repro.data.squad import (answer_span, examples, read_articles, sentence_bounds, span_text,
+                                   split_articles, tokenize)
+from elmo_repro.io import InputError
+from elmo_repro.metrics.squad import exact_match, normalize_answer, squad_scores, token_f1
+from elmo_repro.nn.attention import BiAttention, SelfAttention, TriLinear
+from elmo_repro.nn.bigru import BiGRU
+from elmo_repro.tasks.squad.decode import best_spans
+from elmo_repro.tasks.squad.sliding_window import sliding_window_span
+from elmo_repro.training.ema import WeightAverage
+
+
+# --- metric (evaluate-v1.1.py semantics) ---------------------------------------------------------
+
+def test_normalisation_drops_case_ascii_punctuation_articles_and_spaces():
+    assert normalize_answer("The  Denver Broncos!") == "denver broncos"
+    assert normalize_answer("an apple, a pear") == "apple pear"
+    assert normalize_answer("“Quoted” – text") == "“quoted” – text"           # not ASCII punctuation
+
+
+def test_exact_match_and_f1_by_hand():
+    assert exact_match("the Broncos", "Broncos.") == 1.0
+    # prediction "denver broncos team" vs "broncos": common 1, P 1/3, R 1, F1 = 2·(1/3)/(4/3) = 0.5
+    assert token_f1("Denver Broncos team", "the Broncos") == pytest.approx(0.5)
+    assert token_f1("", "Broncos") == 0.0
+    # v1.1's quirk: an empty prediction against a reference that normalises to "" (EM 1, F1 0)
+    assert exact_match("", "the") == 1.0 and token_f1("", "the") == 0.0
+
+
+def test_scores_take_the_best_reference_and_average_in_percent():
+    refs = {"q1": ["Broncos", "Denver Broncos"], "q2": ["1990"]}
+    scores = squad_scores(refs, {"q1": "Denver Broncos", "q2": "in 1990 or 1991"})
+    # q1: EM 1, F1 1. q2: EM 0, F1: common 1, P 1/4, R 1 -> 0.4
+    assert scores == pytest.approx({"em": 50.0, "f1": 70.0})
+    with pytest.raises(ValueError, match="no prediction for question q2"):
+        squad_scores(refs, {"q1": "x"})
+
+
+# --- tokenisation and spans ----------------------------------------------------------------------
+
+def test_tokens_keep_offsets_and_split_like_ptb():
+    text = "The U.S. didn't pay $1,000.50 in 1854–55; it's Tesla's."
+    tokens, offsets = tokenize(text)
+    assert tokens == ["The", "U.S.", "did", "n't", "pay", "$", "1,000.50", "in", "1854", "–", "55", ";",
+                      "it", "'s", "Tesla", "'s", "."]
+    assert all(text[s:e] == t for t, (s, e) in zip(tokens, offsets))
+    assert "".join(text.split()) == "".join(tokens)                         # every character covered
+
+
+def test_answer_span_maps_characters_to_tokens_and_back():
+    context = "Tesla moved to New York City in 1884."
+    tokens, offsets = tokenize(context)
+    start = context.index("New York")
+    first, last = answer_span(offsets, start, start + len("New York City"))
+    assert tokens[first:last + 1] == ["New", "York", "City"]
+    assert span_text(context, offsets, first, last) == "New York City"
+    assert sentence_bounds(["A", "b", ".", "C", "?", "d"]) == [(0, 2), (3, 4), (5, 5)]
+
+
+def _squad_file(tmp_path, answer_start):
+    data = {"version": "1.1", "data": [
+        {"title": "A", "paragraphs": [{"context": "Tesla was born in 1856 in Smiljan.",
+                                       "qas": [{"id": "q-a", "question": "When was Tesla born?",
+                                                "answers": [{"text": "1856", "answer_start": answer_start},
+                                                            {"text": "in 1856", "answer_start": 15}]}]}]},
+        {"title": "B", "paragraphs": [{"context": "Warsaw is on the Vistula.",
+                                       "qas": [{"id": "q-b", "question": "Which river?",
+                                                "answers": [{"text": "Vistula", "answer_start": 17}]}]}]}]}
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_reader_builds_first_answer_targets(tmp_path):
+    articles = read_articles(_squad_file(tmp_path, 18))
+    found, contexts = examples(articles)
+    assert [e["id"] for e in found] == ["q-a", "q-b"]
+    a = found[0]
+    assert a["answers"] == ["1856", "in 1856"]                              # every reference kept
+    assert a["context"][a["span"][0]:a["span"][1] + 1] == ["1856"]         # the first one is the target
+    assert contexts[a["context_index"]]["text"].startswith("Tesla")
+
+
+def test_a_misplaced_answer_start_names_its_question(tmp_path):
+    with pytest.raises(InputError, match=r"qas\[0\]\.answers\[0\]: question q-a: answer_start 17"):
+        read_articles(_squad_file(tmp_path, 17))
+
+
+def test_split_by_article_never_shares_an_article(tmp_path):
+    articles = read_articles(_squad_file(tmp_path, 18))
+    parts = split_articles(articles, {"report": ["B"]}, rest="train")
+    assert [a.title for a in parts["report"]] == ["B"] and [a.title for a in parts["train"]] == ["A"]
+    with pytest.raises(ValueError, match="named by parts"):
+        split_articles(articles, {"report": ["B"], "selection": ["B"]}, rest="train")
+    with pytest.raises(ValueError, match="no such article: C"):
+        split_articles(articles, {"report": ["C"]}, rest="train")
+
+
+# --- decoding and the floor ----------------------------------------------------------------------
+
+def test_best_span_respects_order_length_and_padding():
+    start = torch.tensor([[-1.0, 5.0, 0.0, 0.0, 9.0]])
+    end = torch.tensor([[5.0, 0.0, 1.0, 4.0, 0.0]])
+    mask = torch.tensor([[True, True, True, True, False]])
+    # (0, 0) = 4; (1, 3) = 9 is the best of at most 3 tokens; start 4 (9) is padding
+    assert best_spans(start, end, mask, 3) == [(1, 3)]
+    assert best_spans(start, end, mask, 2) == [(1, 2)]                     # (1, 3) is 3 tokens long
+    assert best_spans(torch.zeros(1, 3), torch.zeros(1, 3), torch.ones(1, 3, dtype=torch.bool), 2) == [(0, 0)]
+
+
+def test_sliding_window_picks_the_span_beside_the_question_words():
+    context = tokenize("Paris is in France. The capital of Italy is Rome. Berlin is big.")[0]
+    first, last = sliding_window_span(tokenize("What is the capital of Italy?")[0], context)
+    assert context[first:last + 1] == ["Rome"]
+
+
+# --- layers --------------------------------------------------------------------------------------
+
+def test_trilinear_equals_its_definition():
+    torch.manual_seed(0)
+    sim, x, y = TriLinear(4), torch.randn(2, 3, 4), torch.randn(2, 5, 4)
+    expected = (x @ sim.w_x)[:, :, None] + (y @ sim.w_y)[:, None, :] \
+        + torch.einsum("bid,bjd,d->bij", x, y, sim.w_xy) + sim.bias
+    assert torch.allclose(sim(x, y), expected, atol=1e-6)
+
+
+def test_self_attention_never_attends_to_itself_or_to_padding():
+    torch.manual_seed(0)
+    layer = SelfAttention(3)
+    x = torch.randn(1, 3, 3)
+    x[0, 2] = 1e4                                                            # a padded position
+    out = layer(x, torch.tensor([[True, True, False]]))
+    attended = out[0, :, 3:6]
+    # two real words: each can only attend to the other
+    assert torch.allclose(attended[0], x[0, 1]) and torch.allclose(attended[1], x[0, 0])
+
+
+def test_biattention_ignores_padding():
+    torch.manual_seed(0)
+    layer = BiAttention(4)
+    c, q = torch.randn(1, 5, 4), torch.randn(1, 3, 4)
+    short = layer(c[:, :4], q[:, :2], torch.ones(1, 4, dtype=torch.bool), torch.ones(1, 2, dtype=torch.bool))
+    padded = layer(c, q, torch.tensor([[True] * 4 + [False]]), torch.tensor([[True, True, False]]))
+    assert padded.shape == (1, 5, 16) and torch.allclose(padded[:, :4], short, atol=1e-6)
+
+
+def test_bigru_output_does_not_depend_on_padding():
+    torch.manual_seed(0)
+    gru, x = BiGRU(3, 4), torch.randn(2, 5, 3)
+    out = gru(x, torch.tensor([5, 3]))
+    alone = gru(x[1:, :3], torch.tensor([3]))
+    assert out.shape == (2, 5, 8) and torch.allclose(out[1, :3], alone[0], atol=1e-6)
+
+
+def test_weight_average_is_tensorflow_ema_without_bias_correction():
+    layer = torch.nn.Linear(1, 1, bias=False)
+    torch.nn.init.constant_(layer.weight, 1.0)
+    ema = WeightAverage(layer, decay=0.9)
+    with torch.no_grad():
+        layer.weight.fill_(3.0)
+    ema.update()                                                             # 0.9·1 + 0.1·3 = 1.2
+    with ema.applied():
+        assert layer.weight.item() == pytest.approx(1.2)
+    assert layer.weight.item() == 3.0                                        # trained weights back
+    with pytest.raises(ValueError, match="decay 1.0"):
+        WeightAverage(layer, 1.0)
