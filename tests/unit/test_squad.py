@@ -172,3 +172,54 @@ def test_weight_average_is_tensorflow_ema_without_bias_correction():
     assert layer.weight.item() == 3.0                                        # trained weights back
     with pytest.raises(ValueError, match="decay 1.0"):
         WeightAverage(layer, 1.0)
+
+
+# --- the reader ----------------------------------------------------------------------------------
+
+def _reader_batch(elmo_dim=None):
+    torch.manual_seed(0)
+    b, tq, tc = 3, 4, 9
+    lengths = torch.tensor([9, 7, 5])
+    mask = torch.arange(tc)[None] < lengths[:, None]
+    batch = {"question_words": torch.randint(2, 20, (b, tq)), "question_chars": torch.randint(2, 10, (b, tq, 6)),
+             "question_mask": torch.ones(b, tq, dtype=torch.bool), "question_lengths": torch.full((b,), tq),
+             "context_words": torch.randint(2, 20, (b, tc)) * mask, "context_chars": torch.randint(2, 10, (b, tc, 6)),
+             "context_mask": mask, "context_lengths": lengths, "spans": torch.tensor([[2, 3], [0, 0], [4, 4]]),
+             "elmo": None}
+    if elmo_dim:
+        batch["elmo"] = {"question": torch.randn(b, 3, tq, elmo_dim), "context": torch.randn(b, 3, tc, elmo_dim)}
+    return batch
+
+
+READER_CFG = {"freeze_embeddings": True, "char_embedding_dim": 4, "char_filters": 6, "char_kernel": 3,
+              "hidden": 5, "dropout": 0.0, "max_span_tokens": 3}
+
+
+def test_reader_fits_one_batch_and_predicts_bounded_spans():
+    from elmo_repro.tasks.squad.model import SquadReader
+
+    torch.manual_seed(0)
+    model = SquadReader(torch.randn(20, 7).numpy(), 10, READER_CFG)
+    batch = _reader_batch()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+    first = model.loss(batch).item()
+    for _ in range(60):
+        optimizer.zero_grad()
+        model.loss(batch).backward()
+        optimizer.step()
+    model.eval()
+    assert model.loss(batch).item() < 0.1 * first
+    assert model.predict(batch) == [[2, 3], [0, 0], [4, 4]]
+
+
+def test_reader_takes_elmo_at_input_and_output():
+    from elmo_repro.experiments.specs import ElmoSpec
+    from elmo_repro.tasks.squad.model import SquadReader
+
+    spec = ElmoSpec(placement="both")
+    model = SquadReader(torch.randn(20, 7).numpy(), 10, READER_CFG, spec, (3, 8))
+    assert model.encoder.forward_gru.input_size == 7 + 6 + 8
+    assert model.attention.similarity.w_x.numel() == 2 * 5 + 8
+    loss = model.loss(_reader_batch(elmo_dim=8))
+    loss.backward()
+    assert torch.isfinite(loss) and all(m.scalar_parameters.grad is not None for m in model.elmo.mixes)
