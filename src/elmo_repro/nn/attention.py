@@ -10,7 +10,7 @@ import math
 import torch
 from torch import nn
 
-from .masked import masked_softmax
+from .masked import masked_max, masked_softmax
 
 
 class TriLinear(nn.Module):
@@ -61,7 +61,7 @@ class BiAttention(nn.Module):
         """(B, Tc, D), (B, Tq, D), (B, Tc) bool, (B, Tq) bool -> (B, Tc, 4D)."""
         s = self.similarity(context, question)                                # (B, Tc, Tq)
         c2q = torch.bmm(masked_softmax(s, question_mask[:, None, :]), question)
-        best = s.masked_fill(~question_mask[:, None, :], torch.finfo(s.dtype).min).max(dim=2).values
+        best = masked_max(s, question_mask[:, None, :], dim=2)                  # (B, Tc)
         q2c_weights = masked_softmax(best, context_mask)                      # (B, Tc)
         q2c = torch.bmm(q2c_weights[:, None, :], context)                     # (B, 1, D)
         return torch.cat([context, c2q, context * c2q, context * q2c], dim=-1)
