@@ -107,8 +107,20 @@ def read_snli_mirror(mirror: Path) -> dict[str, list[dict]] | None:
     return {"train": train, "dev": dev, "test": read_line_files(files, "test")}
 
 
+def read_squad_mirror(mirror: Path) -> dict[str, list[dict]] | None:
+    from elmo_repro.data.squad import examples
+    from stages.prepare_squad import parts_from_file
+
+    path = mirror / "squad_v1.1" / "dev-v1.1.json"
+    if not path.is_file():
+        return None
+    parts = parts_from_file(path, render("tiny")["tasks"]["squad"]["data"])   # the tiny profile's split
+    return {split: examples(parts[split])[0] for split in SPLITS}
+
+
 # A task without one is timed on its fixture.
-MIRROR_READERS = {"ner": read_ner_mirror, "sst5": read_sst5_mirror, "snli": read_snli_mirror}
+MIRROR_READERS = {"ner": read_ner_mirror, "sst5": read_sst5_mirror, "snli": read_snli_mirror,
+                  "squad": read_squad_mirror}
 
 
 def load_data(name: str, mirror: Path) -> tuple[dict[str, list[dict]], str]:
@@ -196,7 +208,41 @@ def ner_forward_flops(model, task, examples: list[dict]) -> float:
     return flops + 2 * model.projection.in_features * k + 2 * k * k
 
 
-FORWARD_FLOPS = {"ner": ner_forward_flops, "sst5": bcn_forward_flops, "snli": esim_forward_flops}
+def _bigru_flops(gru) -> float:
+    """Both directions: 2 * 3H * (D_in + H) each (reset, update and candidate gates from [x; h])."""
+    return sum(2 * 3 * m.hidden_size * (m.input_size + m.hidden_size) for m in (gru.forward_gru, gru.backward_gru))
+
+
+def squad_forward_flops(model, task, examples: list[dict]) -> float:
+    """Forward FLOPs per real token (question and paragraph tokens alike) of a ``SquadReader``:
+
+        every token   char CNN 2 * E * F * k * c, the ScalarMixes, the shared BiGRU;
+        context only  bidirectional attention 2 * Tq * 2D (tri-linear similarity: the x∘y term;
+                      the x and y terms are per token) + 2 * Tq * D (context-to-query sum), the
+                      projections, the self-attention BiGRU, self-attention 2 * Tc * 2D' + 2 * Tc * D',
+                      the start and end BiGRUs and scorers;
+
+    spread over the examples' Tq + Tc tokens (D = the attention's input width, D' = 2H).
+    """
+    tq = np.array([len(e["question"]) for e in examples], dtype=float)
+    tc = np.array([len(e["context"]) for e in examples], dtype=float)
+    chars_per_token = float(np.mean([min(len(t), 50) for e in examples for t in e["context"]]))
+    conv = model.chars.conv
+    every = (2 * conv.in_channels * conv.out_channels * conv.kernel_size[0] * chars_per_token
+             + _mix_flops(model) + _bigru_flops(model.encoder))
+    d = model.attention.output_dim // 4
+    d_self = model.self_attention.output_dim // 3
+    per_context_token = (_linear_flops(model.attention_projection) + _bigru_flops(model.self_encoder)
+                         + _linear_flops(model.self_projection) + _bigru_flops(model.start_encoder)
+                         + _bigru_flops(model.end_encoder) + _linear_flops(model.start_scorer)
+                         + _linear_flops(model.end_scorer))
+    quadratic = (2 * 2 * d + 2 * d) * tq * tc + (2 * 2 * d_self + 2 * d_self) * tc * tc
+    total = every * (tq + tc).sum() + per_context_token * tc.sum() + quadratic.sum()
+    return float(total / (tq + tc).sum())
+
+
+FORWARD_FLOPS = {"ner": ner_forward_flops, "sst5": bcn_forward_flops, "snli": esim_forward_flops,
+                 "squad": squad_forward_flops}
 
 
 # ---- training and evaluation -----------------------------------------------------------------

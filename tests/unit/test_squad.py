@@ -223,3 +223,104 @@ def test_reader_takes_elmo_at_input_and_output():
     loss = model.loss(_reader_batch(elmo_dim=8))
     loss.backward()
     assert torch.isfinite(loss) and all(m.scalar_parameters.grad is not None for m in model.elmo.mixes)
+
+
+# --- the task: prepared layout, capping, scoring, the weight average in the trainer ---------------
+
+from pathlib import Path  # noqa: E402
+
+from elmo_repro.data.squad import Article, Paragraph, Question, cap_questions  # noqa: E402
+from elmo_repro.tasks.base import get_task  # noqa: E402
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "squad"
+
+
+def _article(title: str, questions_per_paragraph: list[int]) -> Article:
+    return Article(title, [Paragraph(f"{title} {p}", [Question(f"{title}-{p}-{q}", "?", ["x"], [0])
+                                                       for q in range(n)])
+                           for p, n in enumerate(questions_per_paragraph)])
+
+
+def test_cap_takes_whole_paragraphs_round_robin_and_nests():
+    articles = [_article("A", [3, 2, 4]), _article("B", [1, 5]), _article("C", [2])]
+    # round robin: A0 (3), B0 (1), C0 (2) = 6; A1 (2) = 8; B1 (5) would make 13 > 10: stop
+    kept = cap_questions(articles, 10)
+    assert [(a.title, [p.context for p in a.paragraphs]) for a in kept] == [("A", ["A 0", "A 1"]), ("B", ["B 0"]),
+                                                                            ("C", ["C 0"])]
+    small = cap_questions(articles, 4)                   # A0, B0 = 4; C0 would exceed
+    assert [p.context for a in small for p in a.paragraphs] == ["A 0", "B 0"]
+    assert {p.context for a in small for p in a.paragraphs} <= {p.context for a in kept for p in a.paragraphs}
+    assert cap_questions(articles, 0) == articles
+
+
+def test_the_fixture_is_what_the_stage_prepares(tmp_path):
+    """The committed prepared files are the stage's output for ``squad.json`` (make_fixture.py)."""
+    from stages import prepare_squad
+
+    cfg = {"source": "dev", "selection": ["Town_1", "Town_5"], "report": ["Town_3", "Town_7"], "max_train_questions": 0}
+    parts = prepare_squad.parts_from_file(FIXTURE / "squad.json", cfg)
+    old, prepare_squad.OUT_DIR = prepare_squad.OUT_DIR, tmp_path
+    try:
+        counts = {split: prepare_squad.write_part(split, articles) for split, articles in parts.items()}
+    finally:
+        prepare_squad.OUT_DIR = old
+    assert counts["dev"]["dev_questions"] == 48 and counts["test"]["test_articles"] == 2
+    for path in tmp_path.iterdir():
+        assert path.read_text() == (FIXTURE / path.name).read_text(), path.name
+
+
+def test_task_reads_scores_spans_as_paragraph_text_and_runs_the_floor():
+    task = get_task("squad")
+    dev = task.read("dev", FIXTURE)
+    first = dev[0]
+    assert first["id"] == "q10-0-who" and first["question"][0] == "Who" and first["question"][-1] == "?"
+    assert span_text(first["paragraph_text"], first["offsets"], *first["span"]) == first["answers"][0]
+    gold = [e["span"] for e in dev]
+    assert task.score(dev, gold)["em"] == 100.0             # the first answer's span is its exact text
+    when = next(e for e in dev if e["id"].endswith("-when"))
+    s, t = when["span"]
+    # one token more to the left takes "in", the second reference: still an exact match
+    assert task.score([when], [[s - 1, t]]) == {"em": 100.0, "f1": 100.0}
+    # one token further right takes the "." too: normalisation drops punctuation, so still exact
+    assert task.score([when], [[s, t + 1]])["em"] == 100.0
+    floor = task.score(dev, task.floor(task.read("train", FIXTURE), dev))
+    assert 0.0 < floor["f1"] < 100.0
+
+
+def test_a_span_outside_the_paragraph_is_an_error_naming_file_and_line(tmp_path):
+    import shutil
+
+    for path in FIXTURE.glob("dev.*"):
+        shutil.copy(path, tmp_path / path.name)
+    lines = (tmp_path / "dev.jsonl").read_text().splitlines()
+    bad = json.loads(lines[2])
+    bad["span"] = [3, 999]
+    lines[2] = json.dumps(bad)
+    (tmp_path / "dev.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=r"dev.jsonl:3: question q10-1-who: 'span' \[3, 999\]"):
+        get_task("squad").read("dev", tmp_path)
+
+
+def test_trainer_evaluates_and_saves_the_weight_average():
+    from elmo_repro.experiments.specs import RunSpec
+    from elmo_repro.tasks.base import SPLITS
+    from elmo_repro.training.trainer import train_run
+    from elmo_repro.vectors import load_text_vectors
+
+    task = get_task("squad")
+    data = {split: task.read(split, FIXTURE) for split in SPLITS}
+    vectors = load_text_vectors(FIXTURE / "vectors.txt")
+    cfg = {"trainer": {"epochs": 1, "batch_size": 16, "eval_batch_size": 32, "optimizer": {"name": "adam", "lr": 0.01},
+                       "grad_clip": 5.0, "max_train_examples": 32},
+           "model": {"freeze_embeddings": True, "char_embedding_dim": 4, "char_filters": 4, "char_kernel": 3,
+                     "hidden": 4, "dropout": 0.0, "max_span_tokens": 17}}
+    spec = RunSpec(task="squad", elmo_name="baseline", elmo=None, seed=0, train_fraction=1.0)
+    plain = train_run(task, spec, cfg, data, vectors, None)
+    # decay 0: the average is the last weights, so the run is the plain one
+    same = train_run(task, spec, {**cfg, "trainer": {**cfg["trainer"], "ema": 0.0}}, data, vectors, None)
+    assert same.metrics == plain.metrics
+    assert all(torch.equal(same.state_dict[k], plain.state_dict[k]) for k in plain.state_dict)
+    # a decay near 1 keeps the initial weights: the saved state differs from the trained one
+    slow = train_run(task, spec, {**cfg, "trainer": {**cfg["trainer"], "ema": 0.999999}}, data, vectors, None)
+    moved = [k for k in plain.state_dict if not torch.equal(slow.state_dict[k], plain.state_dict[k])]
+    assert moved and all(k != "words.weight" for k in moved)          # frozen vectors are not averaged

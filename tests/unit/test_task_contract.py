@@ -37,6 +37,12 @@ CONFIGS = {
                          "lr_plateau": {"factor": 0.5, "patience": 2}},
              "model": {"freeze_embeddings": False, "dropout": 0.1, "encoder_hidden": 16, "projection_dim": 16,
                        "inference_hidden": 16, "output_hidden": 16}},
+    "squad": {"vectors": "data/vectors/vectors.txt",
+              "data": {"source": "dev", "selection": ["Town_1"], "report": ["Town_3"], "max_train_questions": 0},
+              "trainer": {"epochs": 10, "batch_size": 8, "eval_batch_size": 16,
+                          "optimizer": {"name": "adam", "lr": 0.01}, "grad_clip": 5.0, "max_train_examples": 0},
+              "model": {"freeze_embeddings": False, "char_embedding_dim": 8, "char_filters": 8, "char_kernel": 3,
+                        "hidden": 16, "dropout": 0.1, "max_span_tokens": 17}},
 }
 N_LAYERS, DIM = 3, 8
 

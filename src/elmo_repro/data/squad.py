@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from ..io import InputError
+from ..io import InputError, atomic_open, iter_lines
 
 TOKEN = re.compile(
     r"(?:[A-Za-z]\.){2,}"                    # U.S., e.g.
@@ -226,3 +226,76 @@ def examples(articles: Iterable[Article]) -> tuple[list[dict[str, Any]], list[di
                             "context_index": len(contexts) - 1, "answers": list(q.answers),
                             "span": [first, last]})
     return out, contexts
+
+
+def cap_questions(articles: Sequence[Article], max_questions: int) -> list[Article]:
+    """The articles with only the paragraphs a capped training part keeps, articles without one dropped.
+
+    Paragraphs are taken round-robin over the articles (the first paragraph of every article, then
+    every second one, ...) while the questions taken stay within ``max_questions``: the first
+    paragraph that would exceed the cap ends the selection, so a smaller cap keeps a subset of a
+    larger one's paragraphs. ``max_questions`` 0 keeps everything.
+    """
+    if max_questions == 0:
+        return list(articles)
+    keep: set[tuple[int, int]] = set()
+    taken, depth = 0, 0
+    while any(depth < len(a.paragraphs) for a in articles):
+        for a, article in enumerate(articles):
+            if depth < len(article.paragraphs):
+                n = len(article.paragraphs[depth].questions)
+                if taken + n > max_questions:
+                    return _kept(articles, keep)
+                keep.add((a, depth))
+                taken += n
+        depth += 1
+    return _kept(articles, keep)
+
+
+def _kept(articles: Sequence[Article], keep: set[tuple[int, int]]) -> list[Article]:
+    out = [Article(article.title, [p for i, p in enumerate(article.paragraphs) if (a, i) in keep])
+           for a, article in enumerate(articles)]
+    return [article for article in out if article.paragraphs]
+
+
+def paragraphs_path(data_dir: str | os.PathLike, split: str) -> Path:
+    """``<data_dir>/<split>.paragraphs.jsonl``: a prepared split's raw paragraphs and token offsets."""
+    return Path(data_dir) / f"{split}.paragraphs.jsonl"
+
+
+def write_paragraphs(data_dir: str | os.PathLike, split: str, contexts: Sequence[dict[str, Any]]) -> None:
+    """One ``{"text", "offsets"}`` line per paragraph (line index = an example's ``paragraph``), atomically."""
+    with atomic_open(paragraphs_path(data_dir, split)) as handle:
+        for context in contexts:
+            handle.write(json.dumps({"text": context["text"], "offsets": [list(o) for o in context["offsets"]]},
+                                    ensure_ascii=False) + "\n")
+
+
+def read_paragraphs(data_dir: str | os.PathLike, split: str) -> list[dict[str, Any]]:
+    """The paragraphs :func:`write_paragraphs` wrote, offsets as (start, end) tuples.
+
+    Raises:
+        InputError: naming the file and line, for malformed JSON, a missing text, or offsets that
+            are not increasing (start, end) pairs inside the text.
+    """
+    path = paragraphs_path(data_dir, split)
+    out = []
+    for number, line in iter_lines(path):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(path, f"malformed JSON ({err.msg})", line=number) from None
+        text, offsets = (record.get("text"), record.get("offsets")) if isinstance(record, dict) else (None, None)
+        if not isinstance(text, str) or not isinstance(offsets, list) or not offsets:
+            raise InputError(path, "expected {\"text\": str, \"offsets\": [[start, end], ...]}", line=number)
+        pairs = []
+        for item in offsets:
+            if not (isinstance(item, list) and len(item) == 2 and all(isinstance(x, int) for x in item)
+                    and 0 <= item[0] < item[1] <= len(text) and (not pairs or pairs[-1][1] <= item[0])):
+                raise InputError(path, f"offset {item!r} is not an increasing (start, end) pair inside the "
+                                       "paragraph", line=number)
+            pairs.append((item[0], item[1]))
+        out.append({"text": text, "offsets": pairs})
+    if not out:
+        raise InputError(path, "no paragraphs")
+    return out

@@ -54,6 +54,8 @@ class TrainerConfig(Strict):
     grad_clip: float = Field(gt=0)                       # gradient-norm clip
     max_train_examples: int = Field(ge=0)                # 0 = all
     lr_plateau: PlateauConfig | None = None              # None: a constant learning rate
+    ema: float | None = Field(default=None, ge=0, lt=1)  # decay of a weight average used for evaluation
+                                                         # (document-qa: 0.999); None: the trained weights
 
 
 VectorsPath = Annotated[str, Field(min_length=1)]        # a word2vec/GloVe text file
@@ -136,6 +138,54 @@ class SnliConfig(Strict):
     model: EsimModelConfig
 
 
+# --- SQuAD: BiDAF + self-attention (tasks/squad) -------------------------------------------------
+
+ArticleTitle = Annotated[str, Field(min_length=1)]
+
+
+class SquadDataConfig(Strict):
+    """Where SQuAD's parts come from (stage ``prepare_squad``)."""
+
+    source: Literal["dev", "official"]                   # dev: the mirror's dev file split by article;
+                                                         # official: the train and dev files
+    selection: list[ArticleTitle] = Field(min_length=1)  # articles of the selection part (the runs' "dev"),
+                                                         # from the dev file (dev) or the train file (official)
+    report: list[ArticleTitle]                           # source dev: articles of the report part (the runs'
+                                                         # "test"); official: empty (the dev file is reported)
+    max_train_questions: int = Field(ge=0)               # 0 = all; else whole paragraphs, round-robin over
+                                                         # the training articles, until the next would exceed it
+
+    @model_validator(mode="after")
+    def _check(self) -> "SquadDataConfig":
+        if self.source == "dev" and not self.report:
+            raise ValueError("report: source dev needs the report part's article titles")
+        if self.source == "official" and self.report:
+            raise ValueError("report: source official reports the official dev file; leave report empty")
+        twice = sorted(set(self.selection) & set(self.report))
+        if twice:
+            raise ValueError(f"selection and report both name {', '.join(twice)}")
+        return self
+
+
+class SquadModelConfig(Strict):
+    """Clark and Gardner's reader (tasks/squad/model.py)."""
+
+    freeze_embeddings: bool                              # document-qa keeps GloVe fixed
+    char_embedding_dim: int = Field(ge=1)
+    char_filters: int = Field(ge=1)
+    char_kernel: int = Field(ge=1)
+    hidden: int = Field(ge=1)                            # GRU units per direction (document-qa: 90)
+    dropout: float = Field(ge=0, lt=1)                   # variational dropout (document-qa: 0.2)
+    max_span_tokens: int = Field(ge=1)                   # decoding: end < start + this (document-qa: 17)
+
+
+class SquadConfig(Strict):
+    vectors: VectorsPath
+    data: SquadDataConfig
+    trainer: TrainerConfig
+    model: SquadModelConfig
+
+
 # --- the declarations -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -169,7 +219,9 @@ class TaskDeclaration:
 
 
 # Placements as the paper (§3.3): NER at the input; SST-5 (BCN) at the input and the integrator's
-# output; SNLI (ESIM) at the input and the input-encoding biLSTM's output, before the soft alignment.
+# output; SNLI (ESIM) at the input and the input-encoding biLSTM's output, before the soft alignment;
+# SQuAD (Clark and Gardner) at the input and after the first (shared) GRU, before the bidirectional
+# attention (document-qa's append_before_atten).
 TASKS: dict[str, TaskDeclaration] = {task.name: task for task in (
     TaskDeclaration(
         name="ner", title="NER", metric="f1", placement="input",
@@ -188,6 +240,12 @@ TASKS: dict[str, TaskDeclaration] = {task.name: task for task in (
         prepare=Prepare("prepare_snli", ("snli",), ("data", "tasks.snli.data"),
                         ("results/metrics/snli_data.json",)),
         config=SnliConfig, fields=("premise", "hypothesis")),
+    TaskDeclaration(
+        name="squad", title="SQuAD", metric="f1", placement="both",
+        data_dir="data/squad", features_dir="data/features/squad",
+        prepare=Prepare("prepare_squad", ("squad_v1.1",), ("data", "tasks.squad.data"),
+                        ("results/metrics/squad_data.json",)),
+        config=SquadConfig, fields=("question", "context")),
 )}
 TASK_NAMES = tuple(TASKS)
 

@@ -15,12 +15,16 @@ supplies reading, encoding, collation, the model and the metric.
   ``grad_clip``; with ``lr_plateau`` the learning rate is multiplied by its ``factor`` after
   ``patience`` epochs without a better dev metric (ESIM's schedule). A non-finite loss stops the
   run naming the epoch and batch.
+* Weight average: with ``ema`` (a decay), an exponential moving average of the weights is updated
+  after every step and is what dev, test and the saved weights use (document-qa's SQuAD reader;
+  :mod:`elmo_repro.training.ema`).
 * Selection: the dev metric after every epoch; the best epoch's weights (the first on ties) are
   restored and scored on dev and test. Test is scored once, never used for a choice.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import random
@@ -36,6 +40,7 @@ from torch import nn
 from ..console import Progress
 from ..experiments.specs import RunSpec
 from ..tasks.base import SPLITS, Task, example_length
+from .ema import WeightAverage
 
 SUBSET_SEED = 20180601          # the training-fraction subset is the same for every run seed
 
@@ -223,6 +228,7 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
     plateau = trainer.get("lr_plateau")
     scheduler = None if plateau is None else torch.optim.lr_scheduler.ReduceLROnPlateau(
         run.optimizer, mode="max", factor=plateau["factor"], patience=plateau["patience"])
+    ema = None if trainer.get("ema") is None else WeightAverage(model, trainer["ema"])
     best_score, best_epoch, best_state, best_dev, best_dev_predictions = -math.inf, 0, None, {}, []
     history, seconds = [], []
     n_batches = -(-len(train_split.examples) // trainer["batch_size"])
@@ -231,19 +237,21 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
             start = time.monotonic()
             loss = train_epoch(model, run.optimizer, train_split,
                                train_batches(train_split.lengths, trainer["batch_size"], run.rng),
-                               trainer["grad_clip"], epoch, progress)
+                               trainer["grad_clip"], epoch, progress, ema)
             seconds.append(time.monotonic() - start)
-            dev_predictions = predict(model, splits["dev"], eval_size)
-            dev = task.score(splits["dev"].examples, dev_predictions)
+            with ema.applied() if ema is not None else contextlib.nullcontext():
+                dev_predictions = predict(model, splits["dev"], eval_size)
+                dev = task.score(splits["dev"].examples, dev_predictions)
+                state = copy.deepcopy(model.state_dict()) if dev[metric] > best_score else None
             history.append({"epoch": epoch, "train_loss": loss, f"dev_{metric}": dev[metric]})
             progress.note(f"epoch {epoch} dev {metric} {dev[metric]:.2f}")
             if log_metrics is not None:
                 # Named apart from the final dev_<metric> so MLflow's latest value is not mistaken for it.
                 log_metrics({"train_loss": loss, f"epoch_dev_{metric}": dev[metric],
                              "epoch_seconds": seconds[-1]}, epoch)
-            if dev[metric] > best_score:
+            if state is not None:
                 best_score, best_epoch, best_dev = dev[metric], epoch, dev
-                best_state, best_dev_predictions = copy.deepcopy(model.state_dict()), dev_predictions
+                best_state, best_dev_predictions = state, dev_predictions
             if scheduler is not None:
                 scheduler.step(dev[metric])
     model.load_state_dict(best_state)
@@ -258,8 +266,9 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
 
 
 def train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, split: EncodedSplit, batches: list[list[int]],
-                 grad_clip: float, epoch: int, progress: Progress | None = None) -> float:
-    """One pass over the batches; returns the mean training loss per batch.
+                 grad_clip: float, epoch: int, progress: Progress | None = None,
+                 ema: WeightAverage | None = None) -> float:
+    """One pass over the batches (``ema`` updated after each step); returns the mean training loss per batch.
 
     Raises:
         ValueError: a non-finite loss (the epoch and batch are named; nothing is saved after it).
@@ -275,6 +284,8 @@ def train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, split: Encod
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), grad_clip, foreach=True)
         optimizer.step()
+        if ema is not None:
+            ema.update()
         total += loss.item()
         if progress is not None:
             progress.advance()
