@@ -8,7 +8,11 @@ self-attention reader (:mod:`.model`), exact match and F1 as the official ``eval
 * Word vectors: exact form, else lowercased, else UNK (:mod:`elmo_repro.tasks.word_embeddings`),
   shared by question and paragraph; characters from the training part (unseen ones are UNK).
 * ELMo: question and paragraph are embedded by the biLM each on its own and mixed by the same
-  ScalarMix, at the input and after the shared GRU (:mod:`.model`).
+  ScalarMix, at the input and after the shared GRU (:mod:`.model`). A paragraph is embedded whole,
+  as one sequence, and once however many questions it has (the texts of ``data/squad``): document-qa
+  runs its biLM over the paragraph's tokens too, so a word's vectors see the sentences around it.
+  The biLM is stateless and trained on single sentences, so paragraphs (~145 tokens, up to ~700)
+  are longer than anything it saw in training; domain fine-tuning reads them whole.
 * Loss: cross-entropy of the first answer's start and end token (+ the ScalarMix penalty).
   Selection on the selection part's F1. Predictions are inclusive token spans ``[first, last]``
   (ids, never text); scoring maps them to the paragraph's substring through the token offsets.
