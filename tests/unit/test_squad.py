@@ -139,7 +139,16 @@ def test_self_attention_never_attends_to_itself_or_to_padding():
     x[0, 2] = 1e4                                                            # a padded position
     out = layer(x, torch.tensor([[True, True, False]]))
     attended = out[0, :, 3:6]
-    # two real words: each can only attend to the other
+    # two real words: each can only attend to the other, with weight e^s / (e^s + e^b) = sigmoid(s - b)
+    # (the no-alignment bias b, -1 at the start, takes the rest)
+    s = layer.similarity(x, x)[0].detach()
+    b = layer.no_alignment.detach()
+    assert b.item() == -1.0
+    assert torch.allclose(attended[0], torch.sigmoid(s[0, 1] - b) * x[0, 1], atol=1e-6)
+    assert torch.allclose(attended[1], torch.sigmoid(s[1, 0] - b) * x[0, 0], atol=1e-6)
+    with torch.no_grad():
+        layer.no_alignment.fill_(-1e4)                                       # no bias: a plain softmax
+    attended = layer(x, torch.tensor([[True, True, False]]))[0, :, 3:6]
     assert torch.allclose(attended[0], x[0, 1]) and torch.allclose(attended[1], x[0, 0])
 
 

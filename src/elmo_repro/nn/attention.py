@@ -17,8 +17,8 @@ class TriLinear(nn.Module):
     """Similarity s_ij = w₁·x_i + w₂·y_j + w₃·(x_i ⊙ y_j) + b (BiDAF's α, document-qa's ``TriLinear``
     with ``bias=True``), computed without materialising the (Tx, Ty, D) product.
 
-    Initialisation as document-qa's: each weight vector uniform in ±√(3/D) (unit-variance
-    products), the bias uniform in ±√3.
+    Initialisation as document-qa's (Keras ``glorot_uniform`` on a 1-D weight, whose fan-in and
+    fan-out are both √D): each weight vector uniform in ±√(3/√D), the bias uniform in ±√3.
 
     Args:
         dim: D, the width of both inputs.
@@ -26,7 +26,7 @@ class TriLinear(nn.Module):
 
     def __init__(self, dim: int):
         super().__init__()
-        bound = math.sqrt(3.0 / dim)
+        bound = math.sqrt(3.0 / math.sqrt(dim))
         self.w_x = nn.Parameter(torch.empty(dim).uniform_(-bound, bound))
         self.w_y = nn.Parameter(torch.empty(dim).uniform_(-bound, bound))
         self.w_xy = nn.Parameter(torch.empty(dim).uniform_(-bound, bound))
@@ -71,7 +71,9 @@ class SelfAttention(nn.Module):
     """Self-attention over one sequence in which a word cannot attend to itself (document-qa's
     ``StaticAttentionSelf(TriLinear(bias=True), ConcatWithProduct())``).
 
-    a_i = Σ_j softmax_j(s_ij) x_j over j ≠ i (the diagonal and padding masked out);
+    a_i = Σ_j w_ij x_j over j ≠ i (the diagonal and padding masked out), with document-qa's
+    learned no-alignment bias b (``alignment_bias=True``, b starts at −1):
+    w_ij = exp(s_ij) / (Σ_k exp(s_ik) + exp(b)), so a word may attend to almost nothing;
     output [x; a; x ⊙ a].
 
     Args:
@@ -81,12 +83,18 @@ class SelfAttention(nn.Module):
     def __init__(self, dim: int):
         super().__init__()
         self.similarity = TriLinear(dim)
+        self.no_alignment = nn.Parameter(torch.tensor(-1.0))
         self.output_dim = 3 * dim
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """(B, T, D), (B, T) bool -> (B, T, 3D); a one-word paragraph attends to nothing (a = 0)."""
         s = self.similarity(x, x)                                             # (B, T, T)
-        eye = torch.eye(x.size(1), dtype=torch.bool, device=x.device)
+        b, t = s.shape[0], s.shape[1]
+        eye = torch.eye(t, dtype=torch.bool, device=x.device)
         allowed = mask[:, None, :] & ~eye[None]
-        attended = torch.bmm(masked_softmax(s, allowed), x)
+        # the bias as one more, always allowed, logit: a softmax over [s_i1 .. s_iT, b], stable
+        logits = torch.cat([s, self.no_alignment.expand(b, t, 1)], dim=-1)
+        allowed = torch.cat([allowed.expand(b, t, t), allowed.new_ones(b, t, 1)], dim=-1)
+        weights = masked_softmax(logits, allowed)[:, :, :t]
+        attended = torch.bmm(weights, x)
         return torch.cat([x, attended, x * attended], dim=-1)

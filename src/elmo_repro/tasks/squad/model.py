@@ -2,7 +2,7 @@
 (allenai/document-qa, its ELMo configuration), written after its model code:
 
     [word vectors (fixed); char CNN] (; ELMo) -> variational dropout -> shared BiGRU over
-    question and context (; ELMo: document-qa's ``append_before_atten``) -> bidirectional
+    question and context -> variational dropout (; ELMo: document-qa's ``append_before_atten``) -> bidirectional
     attention -> ReLU linear -> residual [variational dropout -> BiGRU -> variational dropout ->
     self-attention (no word attends to itself) -> ReLU linear] -> variational dropout ->
     start BiGRU -> linear start scores; end BiGRU over [x; start states] -> linear end scores.
@@ -13,6 +13,10 @@ Prediction: the best span of at most ``max_span_tokens`` (:func:`.decode.best_sp
 Departures, for the tiny profile's CPU budget and this project's shared layers: the char CNN is
 :class:`~elmo_repro.nn.char_cnn.CharCNN` (same-padded convolution, no dropout on the character
 embeddings); sizes come from the profile (document-qa: GRU 90, char 20/100 width 5, dropout 0.2).
+Also: PyTorch's default initialisation of the GRUs and linear layers (document-qa: truncated
+normal 0.05 and Glorot); the UNK word row random and, with ``freeze_embeddings``, fixed
+(document-qa: zeros); the ELMo layer weights regularised with the run's ``l2_coef`` (the shared
+spec's 0.001; document-qa's SQuAD script leaves them unregularised).
 """
 
 from __future__ import annotations
@@ -72,11 +76,11 @@ class SquadReader(nn.Module):
         self.end_scorer = nn.Linear(2 * hidden, 1)
 
     def _encode(self, batch: dict, side: str) -> torch.Tensor:
-        """Embeddings -> dropout -> shared BiGRU (+ ELMo at both points): (B, T_side, 2H [+ D])."""
+        """Embeddings -> dropout -> shared BiGRU -> dropout (+ ELMo at both points): (B, T_side, 2H [+ D])."""
         mixes = self.elmo(batch["elmo"][side], batch[f"{side}_mask"]) if self.elmo is not None else {}
         x = torch.cat([self.words(batch[f"{side}_words"]), self.chars(batch[f"{side}_chars"]),
                        *([mixes["input"]] if "input" in mixes else [])], dim=-1)
-        h = self.encoder(self.dropout(x), batch[f"{side}_lengths"])
+        h = self.dropout(self.encoder(self.dropout(x), batch[f"{side}_lengths"]))
         return torch.cat([h, *([mixes["output"]] if "output" in mixes else [])], dim=-1)
 
     def scores(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
