@@ -78,9 +78,7 @@ def write_part(split: str, articles: list) -> dict[str, int]:
     """Write one split's three files (module doc); returns its counts."""
     rows, contexts = examples(articles)
     write_paragraphs(OUT_DIR, split, contexts)
-    stored = [{"question": r["question"], "context": r["context"], "id": r["id"], "paragraph": r["context_index"],
-               "answers": r["answers"], "span": r["span"]} for r in rows]
-    counts = write_split(OUT_DIR, split, stored, FIELDS)
+    counts = write_split(OUT_DIR, split, rows, FIELDS)
     return {f"{split}_articles": len(articles), f"{split}_paragraphs": len(contexts),
             f"{split}_questions": counts["examples"], f"{split}_texts": counts["texts"],
             f"{split}_context_tokens": sum(len(c["tokens"]) for c in contexts)}

@@ -139,6 +139,7 @@ def _compare(improved: dict[str, Any] | None, other: dict[str, Any] | None) -> f
 
 
 SECONDARY = {"squad": "em"}    # a task's second metric, reported beside the table (paper: F1 only)
+GROUPS = (("baseline", "baseline"), ("elmo", "+ELMo"), ("control", "char layer"))   # a row's run groups, labelled
 
 
 def table1_rows(paper: list[dict[str, str]], runs: list[Run], floors: dict[str, dict[str, float]],
@@ -166,9 +167,9 @@ def table1_rows(paper: list[dict[str, str]], runs: list[Run], floors: dict[str, 
         row["floor"] = floors[task][f"test_{metric}"] if metric and task in floors else None
         row.update(baseline=base, elmo=elmo, control=control)
         if metric is not None and task in SECONDARY:          # e.g. SQuAD's exact match beside its F1
-            groups = {label: _group(runs, task, name, seeds, SECONDARY[task], None)
-                      for label, name in (("baseline", NO_ELMO), ("+ELMo", spec["elmo"]), ("char layer", spec.get("control")))}
-            row["exact_match"] = {label: g for label, g in groups.items() if g is not None}
+            names = {"baseline": NO_ELMO, "elmo": spec["elmo"], "control": spec.get("control")}
+            groups = {key: _group(runs, task, name, seeds, SECONDARY[task], None) for key, name in names.items()}
+            row["exact_match"] = {key: g for key, g in groups.items() if g is not None}
         both = base is not None and elmo is not None
         row["increase_absolute"] = elmo["mean"] - base["mean"] if both else None
         row["increase_relative"] = relative_error_reduction(base["mean"], elmo["mean"]) if both else None
@@ -217,13 +218,14 @@ def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], pape
         parts = [f"{label} " + ", ".join(f"s{seed} {score:.2f}" + (STILL_LEARNING if seed in g["still_learning"] else "")
                                           + (NEVER_LEARNED if seed in g.get("never_learned", []) else "")
                                           for seed, score in g["per_seed"].items())
-                 for label, g in (("baseline", r["baseline"]), ("+ELMo", r["elmo"]), ("char layer", r["control"]))
+                 for label, g in ((label, r[key]) for key, label in GROUPS)
                  if g is not None]
         if parts:
             per_seed.append(f"- {r['task']} test per seed: " + "; ".join(parts))
         if r.get("exact_match"):
             per_seed.append(f"- {r['task']} test exact match: " + "; ".join(
-                f"{label} {g['mean']:.2f} ± {g['std']:.2f}" for label, g in r["exact_match"].items()))
+                f"{label} {r['exact_match'][key]['mean']:.2f} ± {r['exact_match'][key]['std']:.2f}"
+                for key, label in GROUPS if key in r["exact_match"]))
     ppl = perplexity
     return "\n".join([
         f"# Table 1{' with its char-layer control' if controls else ''} (profile `{profile}`)",
@@ -277,10 +279,10 @@ def flat_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     flat = []
     for r in rows:
         record = {k: v for k, v in r.items() if k not in ("baseline", "elmo", "control", "exact_match")}
-        for name, label in (("baseline", "baseline"), ("elmo", "+ELMo"), ("control", "char layer")):
+        for name, _ in GROUPS:
             record[f"{name}_mean"] = None if r[name] is None else r[name]["mean"]
             record[f"{name}_std"] = None if r[name] is None else r[name]["std"]
-            em = r.get("exact_match", {}).get(label)
+            em = r.get("exact_match", {}).get(name)
             record[f"{name}_em_mean"] = None if em is None else em["mean"]
         flat.append(record)
     return flat

@@ -86,7 +86,7 @@ def test_reader_builds_first_answer_targets(tmp_path):
     a = found[0]
     assert a["answers"] == ["1856", "in 1856"]                              # every reference kept
     assert a["context"][a["span"][0]:a["span"][1] + 1] == ["1856"]         # the first one is the target
-    assert contexts[a["context_index"]]["text"].startswith("Tesla")
+    assert contexts[a["paragraph"]]["text"].startswith("Tesla")
 
 
 def test_a_misplaced_answer_start_names_its_question(tmp_path):

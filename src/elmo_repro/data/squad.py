@@ -201,7 +201,7 @@ def examples(articles: Iterable[Article]) -> tuple[list[dict[str, Any]], list[di
 
     Returns:
         (examples, contexts). ``contexts[c]`` = ``{"text", "tokens", "offsets"}`` of paragraph c;
-        an example = ``{"id", "question": tokens, "context": tokens, "context_index": c,
+        an example = ``{"id", "question": tokens, "context": tokens, "paragraph": c,
         "answers": reference texts, "span": [first, last] token span of the first answer}``.
 
     Raises:
@@ -223,7 +223,7 @@ def examples(articles: Iterable[Article]) -> tuple[list[dict[str, Any]], list[di
                 except ValueError as err:
                     raise ValueError(f"question {q.id}: {err}") from None
                 out.append({"id": q.id, "question": question_tokens, "context": tokens,
-                            "context_index": len(contexts) - 1, "answers": list(q.answers),
+                            "paragraph": len(contexts) - 1, "answers": list(q.answers),
                             "span": [first, last]})
     return out, contexts
 
