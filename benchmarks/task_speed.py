@@ -222,10 +222,13 @@ def squad_forward_flops(model, task, examples: list[dict]) -> float:
                       projections, the self-attention BiGRU, self-attention 2 * Tc * 2D' + 2 * Tc * D',
                       the start and end BiGRUs and scorers;
 
-    spread over the examples' Tq + Tc tokens (D = the attention's input width, D' = 2H).
+    spread over the examples' Tq + Tc tokens (D = the attention's input width, D' = 2H). A batch
+    embeds each of its paragraphs once (``SquadTask.collate``): the every-token terms count each
+    distinct paragraph of ``examples`` once (its questions are bucketed into the same batches).
     """
     tq = np.array([len(e["question"]) for e in examples], dtype=float)
     tc = np.array([len(e["context"]) for e in examples], dtype=float)
+    distinct = {id(e["context"]): len(e["context"]) for e in examples}
     chars_per_token = float(np.mean([min(len(t), 50) for e in examples for t in e["context"]]))
     conv = model.chars.conv
     every = (2 * conv.in_channels * conv.out_channels * conv.kernel_size[0] * chars_per_token
@@ -237,7 +240,7 @@ def squad_forward_flops(model, task, examples: list[dict]) -> float:
                          + _bigru_flops(model.end_encoder) + _linear_flops(model.start_scorer)
                          + _linear_flops(model.end_scorer))
     quadratic = (2 * 2 * d + 2 * d) * tq * tc + (2 * 2 * d_self + 2 * d_self) * tc * tc
-    total = every * (tq + tc).sum() + per_context_token * tc.sum() + quadratic.sum()
+    total = every * (tq.sum() + sum(distinct.values())) + per_context_token * tc.sum() + quadratic.sum()
     return float(total / (tq + tc).sum())
 
 
@@ -299,8 +302,10 @@ def bench_model(name: str, size: str, with_elmo: bool, data, vectors, plan: Plan
         layers.close()
 
     n_train = sum(len(b) for b in timed)
-    tokens = int(sum(split.lengths[i] for b in timed for i in b))
-    padded = int(sum(len(b) * split.lengths[b].max() for b in timed))
+    # tokens over every field (split.lengths is the batch bucketing key: SQuAD's is the paragraph alone)
+    sizes = np.array([sum(len(e[field]) for field in task.fields) for e in examples])
+    tokens = int(sum(sizes[i] for b in timed for i in b))
+    padded = int(sum(len(b) * sizes[b].max() for b in timed))
     flops = FORWARD_FLOPS[name](model, task, [examples[i] for b in timed for i in b])
     n_params = sum(p.numel() for p in model.parameters())
     return {"task": name, "size": size, "elmo": with_elmo, "params": n_params,
@@ -308,9 +313,9 @@ def bench_model(name: str, size: str, with_elmo: bool, data, vectors, plan: Plan
             "batch_size": trainer["batch_size"], "timed_batches": len(timed), "timed_examples": n_train,
             "timed_tokens": tokens, "padding_fraction": 1 - tokens / padded,
             "train_examples_s": n_train / train_s, "train_tokens_s": tokens / train_s,
-            "eval_examples_s": len(examples) / eval_s, "eval_tokens_s": int(split.lengths.sum()) / eval_s,
+            "eval_examples_s": len(examples) / eval_s, "eval_tokens_s": int(sizes.sum()) / eval_s,
             "forward_flops_per_token": flops, "train_flop_s": 3 * flops * tokens / train_s,
-            "eval_flop_s": flops * int(split.lengths.sum()) / eval_s}
+            "eval_flop_s": flops * int(sizes.sum()) / eval_s}
 
 
 # ---- fixed cost per run ----------------------------------------------------------------------

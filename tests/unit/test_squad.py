@@ -193,8 +193,8 @@ def _reader_batch(elmo_dim=None):
     batch = {"question_words": torch.randint(2, 20, (b, tq)), "question_chars": torch.randint(2, 10, (b, tq, 6)),
              "question_mask": torch.ones(b, tq, dtype=torch.bool), "question_lengths": torch.full((b,), tq),
              "context_words": torch.randint(2, 20, (b, tc)) * mask, "context_chars": torch.randint(2, 10, (b, tc, 6)),
-             "context_mask": mask, "context_lengths": lengths, "spans": torch.tensor([[2, 3], [0, 0], [4, 4]]),
-             "elmo": None}
+             "context_mask": mask, "context_lengths": lengths, "context_index": torch.arange(b),
+             "spans": torch.tensor([[2, 3], [0, 0], [4, 4]]), "elmo": None}
     if elmo_dim:
         batch["elmo"] = {"question": torch.randn(b, 3, tq, elmo_dim), "context": torch.randn(b, 3, tc, elmo_dim)}
     return batch
@@ -333,3 +333,32 @@ def test_trainer_evaluates_and_saves_the_weight_average():
     slow = train_run(task, spec, {**cfg, "trainer": {**cfg["trainer"], "ema": 0.999999}}, data, vectors, None)
     moved = [k for k in plain.state_dict if not torch.equal(slow.state_dict[k], plain.state_dict[k])]
     assert moved and all(k != "words.weight" for k in moved)          # frozen vectors are not averaged
+
+
+def test_a_paragraph_is_encoded_once_per_batch_and_scores_as_if_repeated():
+    """collate keeps one row per distinct paragraph; the reader's scores equal those of a batch that
+    repeats the paragraph for each question (the shared GRU does not depend on the question)."""
+    from elmo_repro.tasks.squad.model import SquadReader
+    from elmo_repro.vectors import load_text_vectors
+
+    task = get_task("squad")
+    dev = task.read("dev", FIXTURE)
+    vocab = task.build_vocab(dev, {"dev": dev}, load_text_vectors(FIXTURE / "vectors.txt"), 0)
+    encoded = task.encode(vocab, dev, training=True)
+    first, second = dev[0]["paragraph"], next(e["paragraph"] for e in dev if e["paragraph"] != dev[0]["paragraph"])
+    picked = [i for i, e in enumerate(dev) if e["paragraph"] == first][:3] + \
+        [i for i, e in enumerate(dev) if e["paragraph"] == second][:2]
+    assert task.batch_length(dev[picked[0]]) == len(dev[picked[0]]["context"])
+    shared = task.collate([encoded[i] for i in picked], None)
+    assert shared["context_words"].shape[0] == 2 and shared["context_index"].tolist() == [0, 0, 0, 1, 1]
+    # the same questions, each with a paragraph array of its own (no identity to share)
+    copies = [{**encoded[i], "context_words": encoded[i]["context_words"].copy()} for i in picked]
+    repeated = task.collate(copies, None)
+    assert repeated["context_words"].shape[0] == 5 and repeated["context_index"].tolist() == [0, 1, 2, 3, 4]
+    torch.manual_seed(0)
+    model = SquadReader(vocab.embeddings, len(vocab.char_vocab) + 2, READER_CFG).eval()
+    with torch.no_grad():
+        for a, b in zip(model.scores(shared), model.scores(repeated)):
+            torch.testing.assert_close(a, b)
+        torch.testing.assert_close(model.loss(shared), model.loss(repeated))
+    assert model.predict(shared) == model.predict(repeated)

@@ -72,10 +72,15 @@ class Task(Protocol):
     def floor(self, train: list[dict], examples: list[dict]) -> list[Any]:
         """Predictions of the trivial baseline fitted on ``train`` (scored with :meth:`score`)."""
 
+    # Optional: ``batch_length(example) -> int``, what batches are bucketed by (:func:`example_length`).
+
 
 def example_length(task: Task, example: dict) -> int:
-    """Tokens of an example over all its fields (what batches are bucketed by)."""
-    return sum(len(example[field]) for field in task.fields)
+    """What batches are bucketed by: the task's ``batch_length(example)`` where it defines one
+    (SQuAD: the paragraph's tokens, so a paragraph's questions share batches and its encoding),
+    else the tokens of the example over all its fields."""
+    own = getattr(task, "batch_length", None)
+    return own(example) if own is not None else sum(len(example[field]) for field in task.fields)
 
 
 def pad_layers(layers: list[np.ndarray], lengths: Sequence[int]) -> np.ndarray:

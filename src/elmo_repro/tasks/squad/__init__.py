@@ -13,6 +13,9 @@ self-attention reader (:mod:`.model`), exact match and F1 as the official ``eval
   runs its biLM over the paragraph's tokens too, so a word's vectors see the sentences around it.
   The biLM is stateless and trained on single sentences, so paragraphs (~145 tokens, up to ~700)
   are longer than anything it saw in training; domain fine-tuning reads them whole.
+* Batches are bucketed by the paragraph's length (:meth:`SquadTask.batch_length`), so a paragraph's
+  questions share batches; a batch holds each of its paragraphs once and the reader embeds and
+  encodes it once (:meth:`SquadTask.collate`, :mod:`.model`).
 * Loss: cross-entropy of the first answer's start and end token (+ the ScalarMix penalty).
   Selection on the selection part's F1. Predictions are inclusive token spans ``[first, last]``
   (ids, never text); scoring maps them to the paragraph's substring through the token offsets.
@@ -128,26 +131,45 @@ class SquadTask:
             out.append(item)
         return out
 
+    def batch_length(self, example: dict) -> int:
+        """Batches are bucketed by the paragraph's tokens alone, so the questions of a paragraph
+        fall into the same batches and share its encoding (:meth:`collate`)."""
+        return len(example["context"])
+
     def collate(self, encoded: Sequence[dict], layers: list[dict[str, np.ndarray]] | None) -> dict[str, Any]:
-        """For question and context: ``<side>_words`` (B, T), ``<side>_chars`` (B, T, C),
-        ``<side>_mask`` (B, T) bool, ``<side>_lengths`` (B,); ``spans`` (B, 2) or None; ``elmo``
-        None or ``{side: (B, L+1, T, D)}``.
+        """A batch of B questions over its U distinct paragraphs (each encoded once by the model):
+        ``question_words`` (B, Tq), ``question_chars`` (B, Tq, C), ``question_mask`` (B, Tq) bool,
+        ``question_lengths`` (B,); ``context_words`` (U, Tc), ``context_chars`` (U, Tc, C),
+        ``context_mask`` (U, Tc) bool, ``context_lengths`` (U,) and ``context_index`` (B,), each
+        question's paragraph row; ``spans`` (B, 2) or None; ``elmo`` None or
+        ``{"question": (B, L+1, Tq, D), "context": (U, L+1, Tc, D)}``.
 
         Raises:
             ValueError: ELMo layers that do not match a text's length.
         """
-        batch: dict[str, Any] = {"elmo": None if layers is None else {}}
+        # a paragraph's questions share its encoded arrays (encode's cache): identity is the key
+        rows: dict[int, int] = {}
+        members: dict[str, list[int]] = {"question": list(range(len(encoded))), "context": []}
+        index = []
+        for i, e in enumerate(encoded):
+            if id(e["context_words"]) not in rows:
+                rows[id(e["context_words"])] = len(members["context"])
+                members["context"].append(i)
+            index.append(rows[id(e["context_words"])])
+        batch: dict[str, Any] = {"elmo": None if layers is None else {},
+                                 "context_index": torch.tensor(index, dtype=torch.long)}
         for side in SIDES:
-            words, mask, lengths = pad_ids([e[f"{side}_words"] for e in encoded])
-            width = max(e[f"{side}_chars"].shape[1] for e in encoded)
+            chosen = [encoded[i] for i in members[side]]
+            words, mask, lengths = pad_ids([e[f"{side}_words"] for e in chosen])
+            width = max(e[f"{side}_chars"].shape[1] for e in chosen)
             chars = np.zeros((*words.shape, width), dtype=np.int64)
-            for row, e in enumerate(encoded):
+            for row, e in enumerate(chosen):
                 c = e[f"{side}_chars"]
                 chars[row, :c.shape[0], :c.shape[1]] = c
             batch.update({f"{side}_words": torch.from_numpy(words), f"{side}_chars": torch.from_numpy(chars),
                           f"{side}_mask": torch.from_numpy(mask), f"{side}_lengths": torch.from_numpy(lengths)})
             if layers is not None:
-                batch["elmo"][side] = torch.from_numpy(pad_layers([item[side] for item in layers], lengths))
+                batch["elmo"][side] = torch.from_numpy(pad_layers([layers[i][side] for i in members[side]], lengths))
         batch["spans"] = torch.from_numpy(np.stack([e["span"] for e in encoded])) if "span" in encoded[0] else None
         return batch
 

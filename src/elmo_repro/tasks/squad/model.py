@@ -10,6 +10,12 @@
 Loss: cross-entropy of the gold start plus that of the gold end (+ the ScalarMix penalty).
 Prediction: the best span of at most ``max_span_tokens`` (:func:`.decode.best_spans`).
 
+The context's embedding and shared GRU do not depend on the question, so a batch runs them once
+per distinct paragraph (the speed-up the issue allows; ``context_index`` repeats the states for each
+question). Exact in evaluation; in training the questions of a paragraph in one batch share the
+input dropout mask and the ELMo mixes' dropout of that paragraph (document-qa draws them per
+question); the dropout after the shared GRU is still drawn per question.
+
 Departures, for the tiny profile's CPU budget and this project's shared layers: the char CNN is
 :class:`~elmo_repro.nn.char_cnn.CharCNN` (same-padded convolution, no dropout on the character
 embeddings); sizes come from the profile (document-qa: GRU 90, char 20/100 width 5, dropout 0.2).
@@ -75,18 +81,25 @@ class SquadReader(nn.Module):
         self.start_scorer = nn.Linear(2 * hidden, 1)
         self.end_scorer = nn.Linear(2 * hidden, 1)
 
-    def _encode(self, batch: dict, side: str) -> torch.Tensor:
-        """Embeddings -> dropout -> shared BiGRU -> dropout (+ ELMo at both points): (B, T_side, 2H [+ D])."""
+    def _encode(self, batch: dict, side: str, rows: torch.Tensor | None = None) -> torch.Tensor:
+        """Embeddings -> dropout -> shared BiGRU (-> the rows ``rows`` of it) -> dropout (+ ELMo at
+        both points): (N, T_side, 2H [+ D]), N the side's rows in the batch or ``len(rows)``."""
         mixes = self.elmo(batch["elmo"][side], batch[f"{side}_mask"]) if self.elmo is not None else {}
         x = torch.cat([self.words(batch[f"{side}_words"]), self.chars(batch[f"{side}_chars"]),
                        *([mixes["input"]] if "input" in mixes else [])], dim=-1)
-        h = self.dropout(self.encoder(self.dropout(x), batch[f"{side}_lengths"]))
-        return torch.cat([h, *([mixes["output"]] if "output" in mixes else [])], dim=-1)
+        h = self.encoder(self.dropout(x), batch[f"{side}_lengths"])
+        if rows is not None:
+            h, mixes = h[rows], {point: mix[rows] for point, mix in mixes.items()}
+        return torch.cat([self.dropout(h), *([mixes["output"]] if "output" in mixes else [])], dim=-1)
 
     def scores(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
-        """Batch from the SQuAD collate -> (start, end) scores, each (B, Tc); padding arbitrary."""
-        question, context = self._encode(batch, "question"), self._encode(batch, "context")
-        mask, lengths = batch["context_mask"], batch["context_lengths"]
+        """Batch from the SQuAD collate -> (start, end) scores, each (B, Tc); padding arbitrary.
+
+        Each distinct paragraph of the batch is embedded and run through the shared GRU once (it
+        does not depend on the question), then repeated for its questions (``context_index``)."""
+        rows = batch["context_index"]
+        question, context = self._encode(batch, "question"), self._encode(batch, "context", rows)
+        mask, lengths = batch["context_mask"][rows], batch["context_lengths"][rows]
         x = torch.relu(self.attention_projection(
             self.attention(context, question, mask, batch["question_mask"])))
         inner = self.dropout(self.self_encoder(self.dropout(x), lengths))
@@ -99,7 +112,7 @@ class SquadReader(nn.Module):
         """Mean over questions of −log p(gold start) − log p(gold end) (+ the ScalarMix penalty);
         ``batch["spans"]`` is (B, 2) inclusive token indices."""
         start, end = self.scores(batch)
-        mask, gold = batch["context_mask"], batch["spans"]
+        mask, gold = batch["context_mask"][batch["context_index"]], batch["spans"]
         nll = 0.0
         for scores, target in ((start, gold[:, 0]), (end, gold[:, 1])):
             log_p = scores.masked_fill(~mask, torch.finfo(scores.dtype).min).log_softmax(dim=-1)
@@ -110,4 +123,5 @@ class SquadReader(nn.Module):
     def predict(self, batch: dict) -> list[list[int]]:
         """The best span [first, last] (inclusive token indices) per question."""
         start, end = self.scores(batch)
-        return [list(span) for span in best_spans(start, end, batch["context_mask"], self.max_span_tokens)]
+        mask = batch["context_mask"][batch["context_index"]]
+        return [list(span) for span in best_spans(start, end, mask, self.max_span_tokens)]
