@@ -6,7 +6,8 @@ process has imported its code and opens its run (``tracking.stage_run``) and end
 done, so the time between one stage's end and the next stage's start is what the pipeline spends
 outside any stage's work: the runner's bookkeeping (DVC's status, output hashing, lock writes; or
 Snakemake's), the next process's interpreter start and imports, and MLflow's start-up where a stage
-logs directly. Prints the per-stage table (seconds, pipeline order) and the gap statistics.
+logs directly. Prints the per-stage table (seconds, pipeline order, the stage process's peak
+resident memory where it logged one) and the gap statistics.
 
 Usage (from the repository root, after `python -m workflow.launch dvc repro ...`):
     .venv/bin/python -m benchmarks.stage_gap [--parent RUN_ID] [--tracking-uri sqlite:///mlflow.db] [--json OUT]
@@ -46,9 +47,10 @@ def gaps(parent, children) -> dict:
     rows, previous_end = [], parent.info.start_time
     for child in children:
         own = (child.info.end_time - child.info.start_time) / 1000
+        peak = child.data.metrics.get("peak_rss_mib")
         rows.append({"stage": child.info.run_name, "seconds": round(own, 1),
                      "gap_before": round((child.info.start_time - previous_end) / 1000, 2),
-                     "status": child.info.status})
+                     "peak_rss_mib": None if peak is None else round(peak), "status": child.info.status})
         previous_end = child.info.end_time
     end = parent.info.end_time or previous_end
     wall = (end - parent.info.start_time) / 1000
@@ -84,9 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{result['pipeline']}: {result['wall_s']:.0f} s wall, {result['stages']} stages, "
           f"{result['in_stages_s']:.0f} s in stages, {result['outside_stages_s']:.0f} s between them "
           f"(mean {result['gap_mean_s']:.1f} s, median {result['gap_median_s']:.1f} s per stage)")
-    print("| stage | seconds | gap before (s) |\n|---|---|---|")
+    print("| stage | seconds | gap before (s) | peak memory (MiB) |\n|---|---|---|---|")
     for row in result["rows"]:
-        print(f"| `{row['stage']}` | {row['seconds']:,.1f} | {row['gap_before']:.1f} |")
+        print(f"| `{row['stage']}` | {row['seconds']:,.1f} | {row['gap_before']:.1f} | {row['peak_rss_mib'] or '-'} |")
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0

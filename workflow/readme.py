@@ -164,8 +164,9 @@ def requirements() -> str:
 
 
 def _stage_table(record: dict) -> str:
-    lines = ["| stage | seconds | gap before (s) |", "|---|---|---|"]
-    lines += [f"| `{r['stage']}` | {r['seconds']:,.1f} | {r['gap_before']:.1f} |" for r in record["rows"]]
+    lines = ["| stage | seconds | gap before (s) | peak memory (MiB) |", "|---|---|---|---|"]
+    lines += [f"| `{r['stage']}` | {r['seconds']:,.1f} | {r['gap_before']:.1f} | {r.get('peak_rss_mib') or '-'} |"
+              for r in record["rows"]]
     return "\n".join(lines) + "\n"
 
 

@@ -175,10 +175,18 @@ class StageRun:
         self._mlflow.log_artifact(str(path))
 
 
+def peak_rss_mib() -> float:
+    """The peak resident memory (MiB) of this process or of any child it waited for, so far
+    (``getrusage``'s ``ru_maxrss``: KiB on Linux)."""
+    import resource
+
+    return max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
+
 
 @contextlib.contextmanager
 def stage_run(stage: str, params: dict[str, Any], sections: list[str]) -> Iterator[StageRun | SpoolRun]:
-    """Open the MLflow run of one stage execution and log its duration on exit.
+    """Open the MLflow run of one stage execution and log its duration (``duration_s``) and the
+    stage process's peak resident memory (``peak_rss_mib``) on exit.
 
     Under the launcher (``$ELMO_MLFLOW_SPOOL`` set) the run is written to the spool and the
     launcher logs it to MLflow (:mod:`elmo_repro.tracking_spool`); otherwise it is logged directly.
@@ -202,7 +210,7 @@ def stage_run(stage: str, params: dict[str, Any], sections: list[str]) -> Iterat
             handle.end("FAILED")
             raise
         duration = time.monotonic() - start
-        handle.log_metrics({"duration_s": duration})
+        handle.log_metrics({"duration_s": duration, "peak_rss_mib": peak_rss_mib()})
         handle.end("FINISHED")
         log(f"[{stage}] done in {duration:.1f} s (MLflow run spooled as {handle.run_id})")
         return
@@ -218,5 +226,5 @@ def stage_run(stage: str, params: dict[str, Any], sections: list[str]) -> Iterat
         handle = StageRun(mlflow, run)
         yield handle
         duration = time.monotonic() - start
-        mlflow.log_metric("duration_s", duration)
+        mlflow.log_metrics({"duration_s": duration, "peak_rss_mib": peak_rss_mib()})
     log(f"[{stage}] done in {duration:.1f} s (MLflow run {handle.run_id})")

@@ -58,6 +58,7 @@ def test_spooled_stage_runs_reach_mlflow_through_the_launchers_drain(tmp_path, m
     history = client.get_metric_history(run_id, "dev_f1")
     assert [(m.step, m.value) for m in history] == [(1, 81.0), (2, 82.0)]
     assert "duration_s" in logged.data.metrics
+    assert logged.data.metrics["peak_rss_mib"] > 10            # a Python process with MLflow loaded
     local = client.download_artifacts(run_id, "table.md", str(tmp_path / "download"))
     assert open(local).read() == "first"
     assert not list(spool.glob("*"))                            # drained: the spool is emptied
