@@ -21,12 +21,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-
-def _reverse_within_length(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """(B, T, D) -> each sequence's first ``length`` steps reversed, padding left in place."""
-    t = torch.arange(x.size(1), device=x.device)
-    index = torch.where(t[None, :] < lengths[:, None], lengths[:, None] - 1 - t[None, :], t[None, :])  # (B, T)
-    return x.gather(1, index.unsqueeze(-1).expand_as(x))
+from .bilstm import reverse_padded
 
 
 class HighwayLSTMLayer(nn.Module):
@@ -55,7 +50,7 @@ class HighwayLSTMLayer(nn.Module):
         """x (B, T, input_dim), lengths (B,) -> (B, T, hidden_dim), zero past each length."""
         b, t, h = x.size(0), x.size(1), self.hidden_dim
         if not self.go_forward:
-            x = _reverse_within_length(x, lengths)
+            x = reverse_padded(x, lengths)
         projected = self.input_linearity(x)                                     # (B, T, 6H), all steps at once
         gates_in, highway_in = projected[..., :5 * h], projected[..., 5 * h:]
         state = x.new_zeros(b, h)
@@ -75,7 +70,7 @@ class HighwayLSTMLayer(nn.Module):
             outputs.append(state)
         out = torch.stack(outputs, dim=1)                                       # (B, T, H)
         out = out * (torch.arange(t, device=x.device)[None, :] < lengths[:, None]).unsqueeze(-1)
-        return out if self.go_forward else _reverse_within_length(out, lengths)
+        return out if self.go_forward else reverse_padded(out, lengths)
 
 
 class AlternatingHighwayLSTM(nn.Module):
