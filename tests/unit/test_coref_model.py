@@ -65,3 +65,19 @@ def test_elmo_feeds_the_lstm_but_not_the_head_attention():
     doc = _doc()
     doc["elmo"] = torch.randn(2, 3, 4, 5)
     assert model.document_loss(doc).ndim == 0
+
+
+def test_the_floor_matches_names_and_links_pronouns_to_the_nearest_name():
+    from elmo_repro.tasks.coref.floor import string_match_clusters
+    sentences = [["Sir", "Walter", "Elliot", "saw", "Anne", "."],          # 0-5
+                 ["He", "smiled", "at", "her", ",", "and", "I", "left", "."],   # 6-14
+                 ["Anne", "and", "Sir", "Walter", "Elliot", "stayed", ";", "my", "aunt", "too", "."]]  # 15-25
+    assert string_match_clusters(sentences) == [
+        [(0, 2), (17, 19)],                   # "sir walter elliot"
+        [(4, 4), (6, 6), (9, 9), (15, 15)],   # "anne"; He and her -> the nearest name before them;
+        [(12, 12), (22, 22)],                 # first person: I ... my      sentence-initial Anne is a name
+    ]
+    # a sentence-initial word the document also has in lower case is no name
+    assert string_match_clusters([["The", "dog", "saw", "Kim", "."], ["Kim", "ran", "the", "race"]]) == [
+        [(3, 3), (5, 5)],
+    ]

@@ -94,6 +94,7 @@ def coref_scores(documents: Iterable[tuple[Sequence[Cluster], Sequence[Cluster]]
         sums["ceafe"] += [phi, n_key, phi, n_response]
     scores = {}
     for name, (rn, rd, pn, pd) in sums.items():
+        rn, rd, pn, pd = (float(v) for v in (rn, rd, pn, pd))
         scores.update({f"{name}_{k}": v for k, v in _prf(rn, rd, pn, pd).items()})
     scores["avg_f1"] = sum(scores[f"{name}_f1"] for name in METRICS) / len(METRICS)
     return scores
