@@ -28,7 +28,10 @@ into ``DIR/downloads/`` (atomically); on a mismatch the partial file is deleted 
 :class:`FetchError` names the URL and both values. Where the official archive's sha256 is unknown,
 ``Source.pins`` holds the size and sha256 of each file it lays out, taken from the mirror's copy
 (:mod:`elmo_repro.fetch_pins`): a wrong archive is caught after extraction, before anything is
-written, by a :class:`FetchError` naming the file. An entry checked neither way needs
+written, by a :class:`FetchError` naming the file. Where nothing is published at all (GloVe, Senna,
+Turian, the released ELMo files: ``Source.record_first``), the first download's size and sha256
+are recorded in ``DIR/downloads/RECORDED.json``, trusting that first fetch (the log says so), and
+every later download or re-check must match the record. An entry checked none of these ways needs
 ``--allow-unverified``; its computed sha256 is printed so that it can be pinned with ``--manifest``
 (a JSON object ``{name: {"url"?, "bytes"?, "sha256"?, "pins"?: {path: {"bytes", "sha256"}}}}``
 overriding entries).
@@ -61,6 +64,7 @@ import contextlib
 import dataclasses
 import hashlib
 import http.client
+import json
 import os
 import posixpath
 import re
@@ -133,12 +137,15 @@ class Source:
     note: str = ""
     licence: str = ""
     pins: dict[str, Pin] = field(default_factory=dict)
+    record_first: bool = False  # no checksum published: recorded at the first fetch, then checked
 
     @property
     def verified(self) -> bool:
-        """Whether everything laid out is checked: by the download's sha256, or (nothing extracted
-        unchecked) by a pin on every file."""
-        return self.sha256 is not None or (not self.extract and bool(self.files) and set(self.files) <= set(self.pins))
+        """Whether everything laid out is checked: by the download's sha256, by a pin on every
+        file (nothing extracted unchecked), or against the size and sha256 recorded when it was
+        first fetched (``record_first``)."""
+        return (self.sha256 is not None or self.record_first
+                or (not self.extract and bool(self.files) and set(self.files) <= set(self.pins)))
 
     def outputs(self) -> list[str]:
         """The mirror paths it lays out: its files, then its extracted prefixes (folders)."""
@@ -173,6 +180,7 @@ _CONLL05 = "https://www.cs.upc.edu/~srlconll/"
 _CONLL05_MEMBER = "conll05st-release/"       # the folder both CoNLL-2005 tarballs unpack into
 _WSD_ZIP = "http://lcl.uniroma1.it/wsdeval/data/WSD_Evaluation_Framework.zip"
 _NLTK_LICENCE = "non-commercial use (NLTK package); "
+_ELMO = "https://allennlp.s3.amazonaws.com/models/elmo/"
 
 
 def _shards(*numbers: int) -> tuple[str, ...]:
@@ -268,11 +276,38 @@ MANIFEST: dict[str, Source] = {
                     "none stated; from Flickr30K (non-commercial research and education)"),
     **_github_files("multi30k_tok", _MULTI30K + "tok/", pins.MULTI30K_TOK,
                     "none stated; from Flickr30K (non-commercial research and education)"),
+    # The paper profile's static vectors and released biLMs. None publishes a checksum: each is
+    # recorded at its first fetch (DIR/downloads/RECORDED.json) and checked against that afterwards.
     "glove": Source(
         "https://nlp.stanford.edu/data/glove.840B.300d.zip", 2176768927, None,
         {"glove/glove.840B.300d.txt": ("glove.840B.300d.txt",)},
         licence="Public Domain Dedication and License (PDDL) 1.0",
-        note="sha256 not published by Stanford NLP"),
+        note="sha256 not published by Stanford NLP", record_first=True),
+    "glove_6b": Source(
+        "https://nlp.stanford.edu/data/glove.6B.zip", None, None,
+        {f"glove/glove.6B.{d}d.txt": (f"glove.6B.{d}d.txt",) for d in (50, 100, 200, 300)},
+        licence="Public Domain Dedication and License (PDDL) 1.0",
+        note="sha256 not published by Stanford NLP (He et al.'s SRL uses the 100-d vectors)", record_first=True),
+    "senna": Source(
+        "https://ronan.collobert.com/senna/senna-v3.0.tgz", None, None,
+        {"senna/embeddings.txt": ("senna/embeddings/embeddings.txt",), "senna/words.lst": ("senna/hash/words.lst",)},
+        licence="SENNA licence: non-commercial use only",
+        note="no published checksum (the 50-d vectors of the NER baseline, Collobert et al. 2011)",
+        record_first=True),
+    "turian": Source(
+        "https://lil.cs.washington.edu/coref/turian.50d.txt", None, None, {"turian/turian.50d.txt": ()},
+        licence="none stated (Turian et al. 2010 word representations)",
+        note="no published checksum (e2e-coref's 50-d vectors, as its setup_all.sh fetches them)",
+        record_first=True),
+    **{f"elmo_released/{model}_{part}": Source(
+        f"{_ELMO}{model}/elmo_{model}_{part}", None, None, {f"elmo_released/{model}/{part}": ()},
+        licence="Apache 2.0 (allennlp)", note="no published checksum", record_first=True)
+       for model in ("2x4096_512_2048cnn_2xhighway", "2x1024_128_2048cnn_1xhighway")
+       for part in ("options.json", "weights.hdf5")},
+    "elmo_released/vocab": Source(
+        _ELMO + "vocab-2016-09-10.txt", None, None, {"elmo_released/vocab-2016-09-10.txt": ()},
+        licence="Apache 2.0 (bilm-tf)", note="no published checksum (the released biLM's vocabulary)",
+        record_first=True),
 }
 
 _PTB = "Penn Treebank 3 (LDC99T42): LDC licence"
@@ -447,11 +482,37 @@ def _check(url: str, source: Source, size: int, sha256: str, path: Path) -> None
     if problem:
         path.unlink(missing_ok=True)
         raise FetchError(url, f"{problem}; the download was deleted")
-    if source.sha256 is None and source.verified:
+    if source.sha256 is None and source.record_first:
+        pass                                           # _check_record checks or records it
+    elif source.sha256 is None and source.verified:
         log(f"[fetch] {url}: sha256 {sha256} (none published); the files laid out from it are pinned")
     elif source.sha256 is None:
         log(f"[fetch] WARNING: {url} is unverified (--allow-unverified); its sha256 is {sha256}. "
             "Pin it with --manifest to verify later downloads.")
+
+
+RECORDS = "RECORDED.json"
+
+
+def _check_record(url: str, filename: str, size: int, sha256: str, path: Path, dest: Path) -> None:
+    """For a download without a published checksum (``record_first``): record its size and
+    sha256 in ``dest/downloads/RECORDED.json`` at its first fetch (trusting that fetch, and saying
+    so), and afterwards raise :class:`FetchError` (deleting ``path``) unless it matches them."""
+    records_path = dest / "downloads" / RECORDS
+    records = read_json(records_path) if records_path.is_file() else {}
+    known = records.get(filename)
+    if known is None:
+        records[filename] = {"url": url, "bytes": size, "sha256": sha256}
+        records_path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(records_path) as handle:
+            handle.write(json.dumps(records, indent=2, sort_keys=True) + "\n")
+        log(f"[fetch] {url}: no checksum is published; recorded at this first fetch: {size} bytes, sha256 "
+            f"{sha256} ({records_path}); later downloads must match it")
+    elif (known.get("bytes"), known.get("sha256")) != (size, sha256):
+        path.unlink(missing_ok=True)
+        raise FetchError(url, f"differs from its first fetch as recorded in {records_path} ({known.get('bytes')} "
+                              f"bytes, sha256 {known.get('sha256')}; got {size} bytes, sha256 {sha256}); "
+                              "the download was deleted")
 
 
 def download(url: str, source: Source, dest: Path, allow_unverified: bool = False) -> Path:
@@ -470,7 +531,10 @@ def download(url: str, source: Source, dest: Path, allow_unverified: bool = Fals
     final = dest / "downloads" / filename
     if final.is_file():
         log(f"[fetch] checking the existing {final}")
-        _check(url, source, final.stat().st_size, _sha256_file(final), final)
+        size, sha256 = final.stat().st_size, _sha256_file(final)
+        _check(url, source, size, sha256, final)
+        if source.record_first:
+            _check_record(url, filename, size, sha256, final, dest)
         return final
     part = dest / ".partial" / f"{filename}.part"
     part.parent.mkdir(parents=True, exist_ok=True)
@@ -483,12 +547,15 @@ def download(url: str, source: Source, dest: Path, allow_unverified: bool = Fals
     size = part.stat().st_size
     if source.bytes is not None and size < source.bytes:
         raise FetchError(url, f"incomplete: {size} of {source.bytes} bytes; run again to resume")
-    _check(url, source, size, _sha256_file(part), part)
+    sha256 = _sha256_file(part)
+    _check(url, source, size, sha256, part)
+    if source.record_first:
+        _check_record(url, filename, size, sha256, part, dest)
     final.parent.mkdir(parents=True, exist_ok=True)
     os.replace(part, final)
     with contextlib.suppress(OSError):
         part.parent.rmdir()
-    log(f"[fetch] {url}: {_mb(size)}, verified")
+    log(f"[fetch] {url}: {_mb(size)}, {'recorded or checked against its record' if source.record_first else 'verified'}")
     return final
 
 
@@ -713,6 +780,8 @@ class Row:
 def _check_label(sources: list[Source]) -> str:
     if all(s.sha256 is not None for s in sources):
         return "sha256"
+    if any(s.record_first for s in sources) and all(s.verified for s in sources):
+        return "recorded"
     if all(s.verified for s in sources):
         return "pinned files"
     return "unverified"

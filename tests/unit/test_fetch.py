@@ -390,7 +390,7 @@ def test_list_prints_every_data_set_and_manual_item(capsys):
         assert table[row.name].split()[1:3] == ["yes" if row.default else "no", "fetch" if row.fetched else "manual"]
         assert row.licence in out and (not row.fetched or row.source in out)
     assert table["litbank"].split()[3:7] == ["sha256", "13,018,513", "B", "litbank_coref"]
-    assert "unverified" in table["glove"]
+    assert " recorded " in table["glove"] and " recorded " in table["elmo_released"]
     assert " pinned files " in table["sst"] and table["conll2005_devel_words"].split()[1] == "yes"
     for name in fetch.MANUAL:
         assert f"- {name} (" in out
@@ -554,3 +554,26 @@ def test_docs_data_md_has_a_row_per_mirror_folder():
     if MIRROR.is_dir():
         folders |= {p.name for p in MIRROR.iterdir() if p.is_dir()}
     assert [f for f in sorted(folders) if f"| `{f}/`" not in text and f != "probes.wordnet"] == []
+
+
+def test_a_download_without_a_published_checksum_is_recorded_at_its_first_fetch_then_checked(tmp_path, server,
+                                                                                               capsys):
+    name = "elmo_released/2x1024_128_2048cnn_1xhighway_options.json"
+    filename = "elmo_2x1024_128_2048cnn_1xhighway_options.json"
+    server.files = {filename: b'{"lstm": {"dim": 4096}}\n'}
+    dest = tmp_path / "mirror"
+    assert run(dest, server, "--only", name) == 0                     # no --allow-unverified needed
+    assert "recorded at this first fetch" in capsys.readouterr().err
+    record = json.loads((dest / "downloads" / fetch.RECORDS).read_text())[filename]
+    assert record["bytes"] == 24 and record["sha256"] == hashlib.sha256(b'{"lstm": {"dim": 4096}}\n').hexdigest()
+    assert (dest / "elmo_released/2x1024_128_2048cnn_1xhighway/options.json").read_bytes() == server.files[filename]
+    # a later fetch of other bytes under the same name is refused, and the download deleted
+    (dest / "downloads" / filename).unlink()
+    server.files = {filename: b'{"lstm": {"dim": 512}}\n'}
+    assert run(dest, server, "--only", name) == 1
+    err = capsys.readouterr().err
+    assert "differs from its first fetch" in err and "the download was deleted" in err
+    assert not (dest / "downloads" / filename).exists()
+    # the recorded bytes pass again
+    server.files = {filename: b'{"lstm": {"dim": 4096}}\n'}
+    assert run(dest, server, "--only", name) == 0
