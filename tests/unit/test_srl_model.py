@@ -53,13 +53,14 @@ def test_a_highway_lstm_step_matches_the_equations():
     layer = HighwayLSTMLayer(3, 2)
     x = torch.randn(1, 1, 3)
     out = layer(x, torch.tensor([1]))
-    p = layer.input_linearity(x[0, 0])                     # zero previous state: W_state h = 0
+    p = layer.input_linearity(x[0, 0])                     # zero previous state: W_state h = b_state only
+    p[:10] = p[:10] + layer.state_linearity.bias
     i, f, o, r = torch.sigmoid(p[:8]).split(2)
     g, highway = torch.tanh(p[8:10]), p[10:]
     c = i * g                                             # c_{t-1} = 0
     expected = r * o * torch.tanh(c) + (1 - r) * highway
     torch.testing.assert_close(out[0, 0], expected)
-    assert layer.input_linearity.bias[2:4].tolist() == [1.0, 1.0]     # forget-gate bias 1
+    assert layer.state_linearity.bias[2:4].tolist() == [1.0, 1.0] and layer.input_linearity.bias is None     # forget-gate bias 1
 
 
 def test_directions_alternate_and_padding_changes_nothing():

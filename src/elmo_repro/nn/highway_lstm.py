@@ -8,7 +8,7 @@ output h_{t-1} (their Eq. 2-3):
     i, f, o = sigmoid(W_{i,f,o} [x_t ; h_{t-1}] + b)       g = tanh(W_g [x_t ; h_{t-1}] + b)
     c_t = i * g + f * c_{t-1}                              h'_t = o * tanh(c_t)
     r_t = sigmoid(W_r [x_t ; h_{t-1}] + b_r)               (the highway gate)
-    h_t = r_t * h'_t + (1 - r_t) * W_h x_t                 (the highway connection)
+    h_t = r_t * h'_t + (1 - r_t) * W_h x_t                 (the highway connection; W_h has no bias)
 
 Recurrent (variational) dropout: one Bernoulli mask per sequence and layer multiplies h_t at every
 step in training, so the recurrence and the next layer see the same units dropped throughout
@@ -37,14 +37,16 @@ class HighwayLSTMLayer(nn.Module):
         super().__init__()
         self.hidden_dim, self.go_forward, self.recurrent_dropout = hidden_dim, go_forward, recurrent_dropout
         # gate blocks, in order: i, f, o, r (sigmoid), g (tanh); the input side adds W_h x_t
-        self.input_linearity = nn.Linear(input_dim, 6 * hidden_dim)
-        self.state_linearity = nn.Linear(hidden_dim, 5 * hidden_dim, bias=False)
+        # the biases sit on the state side; the input side has none, so W_h x_t has no bias
+        # (allennlp's AugmentedLstm with use_input_projection_bias=False, its SRL configuration)
+        self.input_linearity = nn.Linear(input_dim, 6 * hidden_dim, bias=False)
+        self.state_linearity = nn.Linear(hidden_dim, 5 * hidden_dim)
         with torch.no_grad():
             for weight in (self.input_linearity.weight, self.state_linearity.weight):
                 for block in weight.split(hidden_dim, dim=0):
                     nn.init.orthogonal_(block)
-            self.input_linearity.bias.zero_()
-            self.input_linearity.bias[hidden_dim:2 * hidden_dim] = 1.0          # forget gate
+            self.state_linearity.bias.zero_()
+            self.state_linearity.bias[hidden_dim:2 * hidden_dim] = 1.0          # forget gate
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """x (B, T, input_dim), lengths (B,) -> (B, T, hidden_dim), zero past each length."""
