@@ -472,8 +472,9 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _check(url: str, source: Source, size: int, sha256: str, path: Path) -> None:
-    """Raise :class:`FetchError` (after deleting ``path``) if size or sha256 differ from the manifest."""
+def _check(url: str, source: Source, size: int, sha256: str, path: Path, dest: Path) -> None:
+    """Raise :class:`FetchError` (after deleting ``path``) if size or sha256 differ from the manifest
+    or, for a ``record_first`` source, from the record of its first fetch (:func:`_check_record`)."""
     problem = None
     if source.bytes is not None and size != source.bytes:
         problem = f"size mismatch: expected {source.bytes} bytes, got {size}"
@@ -482,11 +483,14 @@ def _check(url: str, source: Source, size: int, sha256: str, path: Path) -> None
     if problem:
         path.unlink(missing_ok=True)
         raise FetchError(url, f"{problem}; the download was deleted")
-    if source.sha256 is None and source.record_first:
-        pass                                           # _check_record checks or records it
-    elif source.sha256 is None and source.verified:
+    if source.record_first and source.sha256 is None:
+        _check_record(url, path.name.removesuffix(".part"), size, sha256, path, dest)
+        return
+    if source.sha256 is not None:
+        return
+    if source.verified:
         log(f"[fetch] {url}: sha256 {sha256} (none published); the files laid out from it are pinned")
-    elif source.sha256 is None:
+    else:
         log(f"[fetch] WARNING: {url} is unverified (--allow-unverified); its sha256 is {sha256}. "
             "Pin it with --manifest to verify later downloads.")
 
@@ -531,10 +535,7 @@ def download(url: str, source: Source, dest: Path, allow_unverified: bool = Fals
     final = dest / "downloads" / filename
     if final.is_file():
         log(f"[fetch] checking the existing {final}")
-        size, sha256 = final.stat().st_size, _sha256_file(final)
-        _check(url, source, size, sha256, final)
-        if source.record_first:
-            _check_record(url, filename, size, sha256, final, dest)
+        _check(url, source, final.stat().st_size, _sha256_file(final), final, dest)
         return final
     part = dest / ".partial" / f"{filename}.part"
     part.parent.mkdir(parents=True, exist_ok=True)
@@ -547,10 +548,7 @@ def download(url: str, source: Source, dest: Path, allow_unverified: bool = Fals
     size = part.stat().st_size
     if source.bytes is not None and size < source.bytes:
         raise FetchError(url, f"incomplete: {size} of {source.bytes} bytes; run again to resume")
-    sha256 = _sha256_file(part)
-    _check(url, source, size, sha256, part)
-    if source.record_first:
-        _check_record(url, filename, size, sha256, part, dest)
+    _check(url, source, size, _sha256_file(part), part, dest)
     final.parent.mkdir(parents=True, exist_ok=True)
     os.replace(part, final)
     with contextlib.suppress(OSError):

@@ -291,8 +291,8 @@ def cap_sentences(by_section: dict[str, list[dict]], cap: int | None) -> list[di
     if cap is None or cap >= total:
         return [s for v in tagged.values() for s in v]
     ranked = {section: sorted(v, key=lambda s: sentence_rank(s["section"], s["index"])) for section, v in tagged.items()}
-    order = [s for turn in range(max(len(v) for v in ranked.values()))
-             for v in ranked.values() if turn < len(v) for s in (v[turn],)]
+    order = [v[turn] for turn in range(max(len(v) for v in ranked.values())) for v in ranked.values()
+             if turn < len(v)]
     kept = {(s["section"], s["index"]) for s in order[:cap]}
     return [s for v in tagged.values() for s in v if (s["section"], s["index"]) in kept]
 

@@ -95,8 +95,7 @@ def score_proposition(gold: Sequence[Argument], predicted: Sequence[Argument]) -
     for arg in predicted:
         bucket = excluded if arg.label in EXCLUDED else scored
         match = remaining.get((arg.start, arg.end))
-        if match is not None and match.label == arg.label and set(match.phrases) == set(arg.phrases) \
-                and len(match.phrases) == len(arg.phrases):
+        if match is not None and match.label == arg.label and match.phrases == arg.phrases:   # both in order
             bucket.ok += 1
             del remaining[(arg.start, arg.end)]
         else:
