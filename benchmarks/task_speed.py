@@ -118,9 +118,22 @@ def read_squad_mirror(mirror: Path) -> dict[str, list[dict]] | None:
     return {split: examples(parts[split])[0] for split in SPLITS}
 
 
+def read_srl_mirror(mirror: Path) -> dict[str, list[dict]] | None:
+    from elmo_repro.data.conll2005 import srl_examples
+    from stages.prepare_srl import read_release
+
+    root = mirror / "srl_conll2005"
+    if not (root / "devel").is_dir():
+        return None
+    cap = render("tiny")["tasks"]["srl"]["data"]["max_train_sentences"]       # the tiny profile's cap
+    parts = read_release(root, cap)
+    return {split: [dict(e, domain=domain) for domain, sentences in parts[split] for e in srl_examples(sentences)]
+            for split in SPLITS}
+
+
 # A task without one is timed on its fixture.
 MIRROR_READERS = {"ner": read_ner_mirror, "sst5": read_sst5_mirror, "snli": read_snli_mirror,
-                  "squad": read_squad_mirror}
+                  "squad": read_squad_mirror, "srl": read_srl_mirror}
 
 
 def load_data(name: str, mirror: Path) -> tuple[dict[str, list[dict]], str]:
@@ -244,8 +257,24 @@ def squad_forward_flops(model, task, examples: list[dict]) -> float:
     return float(total / (tq + tc).sum())
 
 
+def srl_forward_flops(model, task, examples: list[dict]) -> float:
+    """Forward FLOPs per real token of an ``SrlTagger``:
+
+        ScalarMix       2 * (L+1) * D per mix
+        highway LSTM    per layer 2 * 6H * D_in (the input side: 5 gate blocks and the highway
+                        projection) + 2 * 5H * H (the state side)
+        projection      2 * (H + D_out) * K
+        Viterbi         2 * K^2 (evaluation only; counted in training too, a small term)
+    """
+    lstm = sum(2 * layer.input_linearity.in_features * layer.input_linearity.out_features
+               + 2 * layer.state_linearity.in_features * layer.state_linearity.out_features
+               for layer in model.lstm.layers)
+    k = model.projection.out_features
+    return _mix_flops(model) + lstm + 2 * model.projection.in_features * k + 2 * k * k
+
+
 FORWARD_FLOPS = {"ner": ner_forward_flops, "sst5": bcn_forward_flops, "snli": esim_forward_flops,
-                 "squad": squad_forward_flops}
+                 "squad": squad_forward_flops, "srl": srl_forward_flops}
 
 
 # ---- training and evaluation -----------------------------------------------------------------

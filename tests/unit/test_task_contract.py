@@ -43,6 +43,11 @@ CONFIGS = {
                           "optimizer": {"name": "adam", "lr": 0.01}, "grad_clip": 5.0, "max_train_examples": 0},
               "model": {"freeze_embeddings": False, "char_embedding_dim": 8, "char_filters": 8, "char_kernel": 3,
                         "hidden": 16, "dropout": 0.1, "max_span_tokens": 17}},
+    "srl": {"vectors": "data/vectors/vectors.txt", "data": {"max_train_sentences": 0},
+            "trainer": {"epochs": 10, "batch_size": 8, "eval_batch_size": 16,
+                        "optimizer": {"name": "adam", "lr": 0.01}, "grad_clip": 1.0, "max_train_examples": 0},
+            "model": {"predicate_dim": 4, "lstm_hidden": 16, "lstm_layers": 2, "recurrent_dropout": 0.1,
+                      "embedding_dropout": 0.1}},
 }
 N_LAYERS, DIM = 3, 8
 

@@ -56,6 +56,8 @@ class TrainerConfig(Strict):
     lr_plateau: PlateauConfig | None = None              # None: a constant learning rate
     ema: float | None = Field(default=None, ge=0, lt=1)  # decay of a weight average used for evaluation
                                                          # (document-qa: 0.999); None: the trained weights
+    patience: int | None = Field(default=None, ge=1)     # stop after this many epochs without a better dev
+                                                         # metric (allennlp's patience); None: run every epoch
 
 
 VectorsPath = Annotated[str, Field(min_length=1)]        # a word2vec/GloVe text file
@@ -186,6 +188,32 @@ class SquadConfig(Strict):
     model: SquadModelConfig
 
 
+# --- SRL: He et al.'s deep highway BiLSTM (tasks/srl) ---------------------------------------------
+
+class SrlDataConfig(Strict):
+    """What stage ``prepare_srl`` reads (``elmo_repro.data.conll2005``)."""
+
+    max_train_sentences: int = Field(ge=0)               # 0 = all 39,832; else the nested cap spread over
+                                                         # WSJ 02-21 (data.conll2005.cap_sentences)
+
+
+class SrlModelConfig(Strict):
+    """He et al.'s tagger (tasks/srl/model.py)."""
+
+    predicate_dim: int = Field(ge=1)                     # the predicate indicator's embedding (He et al.: 100)
+    lstm_hidden: int = Field(ge=1)                       # per layer (He et al.: 300)
+    lstm_layers: int = Field(ge=1)                       # alternating directions (He et al.: 8)
+    recurrent_dropout: float = Field(ge=0, lt=1)         # variational, per sequence and layer (0.1)
+    embedding_dropout: float = Field(ge=0, lt=1)         # on [word ; predicate] (allennlp-models: 0.1)
+
+
+class SrlConfig(Strict):
+    vectors: VectorsPath
+    data: SrlDataConfig
+    trainer: TrainerConfig
+    model: SrlModelConfig
+
+
 # --- the declarations -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -221,7 +249,7 @@ class TaskDeclaration:
 # Placements as the paper (§3.3): NER at the input; SST-5 (BCN) at the input and the integrator's
 # output; SNLI (ESIM) at the input and the input-encoding biLSTM's output, before the soft alignment;
 # SQuAD (Clark and Gardner) at the input and after the first (shared) GRU, before the bidirectional
-# attention (document-qa's append_before_atten).
+# attention (document-qa's append_before_atten); SRL (He et al.) at the input.
 TASKS: dict[str, TaskDeclaration] = {task.name: task for task in (
     TaskDeclaration(
         name="ner", title="NER", metric="f1", placement="input",
@@ -246,6 +274,14 @@ TASKS: dict[str, TaskDeclaration] = {task.name: task for task in (
         prepare=Prepare("prepare_squad", ("squad_v1.1",), ("data", "tasks.squad.data"),
                         ("results/metrics/squad_data.json",)),
         config=SquadConfig, fields=("question", "context")),
+    TaskDeclaration(
+        name="srl", title="SRL", metric="f1", placement="input",
+        data_dir="data/srl", features_dir="data/features/srl",
+        prepare=Prepare("prepare_srl", tuple(f"srl_conll2005/{part}/{kind}" for part in ("train", "devel", "test.wsj",
+                                                                                          "test.brown")
+                                             for kind in ("words", "props")), ("data", "tasks.srl.data"),
+                        ("results/metrics/srl_data.json",)),
+        config=SrlConfig),
 )}
 TASK_NAMES = tuple(TASKS)
 

@@ -204,7 +204,8 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
         task: the task (reader, encoding, model, metric).
         spec: the run (its ELMo spec, seed and training fraction).
         cfg: ``tasks.<task>``: ``trainer`` (epochs, batch_size, eval_batch_size, optimizer,
-            grad_clip, max_train_examples) and ``model`` (the task model's section).
+            grad_clip, max_train_examples; optional lr_plateau, ema, patience) and ``model`` (the
+            task model's section).
         data: ``{"train", "dev", "test"}`` -> examples in file order.
         vectors: the static word vectors, as the task's ``build_vocab`` takes them.
         layers: per split, a layer source (:mod:`elmo_repro.elmo.layer_source`) indexed like
@@ -254,11 +255,13 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
                 best_state, best_dev_predictions = state, dev_predictions
             if scheduler is not None:
                 scheduler.step(dev[metric])
+            if trainer.get("patience") is not None and epoch - best_epoch >= trainer["patience"]:
+                break                          # allennlp's patience: no dev improvement for that many epochs
     model.load_state_dict(best_state)
     test_predictions = predict(model, splits["test"], eval_size)
     test = task.score(splits["test"].examples, test_predictions)
     metrics = {**{f"dev_{k}": v for k, v in best_dev.items()}, **{f"test_{k}": v for k, v in test.items()},
-               "best_epoch": best_epoch, "epochs": trainer["epochs"], "train_examples": len(train_split.examples)}
+               "best_epoch": best_epoch, "epochs": len(history), "train_examples": len(train_split.examples)}
     return RunResult(metrics=metrics, history=history,
                      mixes=model.elmo.report() if getattr(model, "elmo", None) is not None else {},
                      predictions={"dev": best_dev_predictions, "test": test_predictions},

@@ -1,0 +1,89 @@
+"""Stage prepare_srl: CoNLL-2005 words and props files -> one JSON proposition per line.
+
+Reads the release under ``srl_conll2005/`` in the data mirror (``elmo_repro.data.conll2005``):
+training = WSJ sections 02-21, rebuilt from the per-section files; dev = WSJ 24; test = WSJ 23 and
+then the Brown test set. Writes, per split, in ``data/srl/``:
+
+* ``<split>.jsonl``: one ``{"text_ids": {"tokens": id}, "predicate": i, "tags": [BIO tags],
+  "domain": "wsj" | "brown"}`` per proposition (He et al.'s instances: one per target verb), in
+  sentence then verb order; ``domain`` says which test set a test proposition belongs to
+  (the task scores WSJ as its primary metric and Brown, the out-of-domain set, beside it);
+* ``<split>.texts.jsonl``: each sentence with a target verb once (``elmo_repro.data.examples``),
+  so the features stage embeds a sentence once for all its predicates (~2.3 per sentence);
+
+and the counts (sentences, propositions, tokens, texts, per split and test domain) to
+``results/metrics/srl_data.json``.
+
+``tasks.srl.data.max_train_sentences`` caps the training sentences by the nested rule of
+:func:`elmo_repro.data.conll2005.cap_sentences` (spread round-robin over sections 02-21, the same
+on every machine; a smaller cap keeps a subset of a larger one's sentences). Dev and test are
+never capped. Domain fine-tuning and the features read only the prepared training text.
+
+The WSJ words are licensed (LDC): ``data/srl`` is a pipeline output in DVC's cache, never in git,
+and the runs' prediction files hold tags only.
+"""
+
+from pathlib import Path
+
+from elmo_repro.console import log
+from elmo_repro.data.conll2005 import TRAIN_SECTIONS, cap_sentences, read_conll2005, split_files, srl_examples
+from elmo_repro.data.examples import write_split
+from elmo_repro.io import write_json
+from elmo_repro.params import load_params, mirror_path
+from elmo_repro.tracking import stage_run
+from stages import stage_args
+
+SECTIONS = ["data", "tasks.srl.data"]
+OUT_DIR = Path("data/srl")
+STATS = Path("results/metrics/srl_data.json")
+TEST_SETS = (("test_wsj", "wsj"), ("test_brown", "brown"))   # the test split's parts, in file order
+
+
+def read_release(root: Path, max_train_sentences: int) -> dict[str, list[tuple[str, list[dict]]]]:
+    """Sentences of each split as ``(domain, sentences)`` parts: train (capped, WSJ), dev (WSJ),
+    test (WSJ 23, then Brown).
+
+    Raises:
+        InputError: a missing or malformed file of the release, naming it and the line.
+    """
+    train_files = split_files(root, "train")
+    by_section = {section: read_conll2005(words, props) for section, (words, props) in zip(TRAIN_SECTIONS, train_files)}
+    (dev_words, dev_props), = split_files(root, "dev")
+    test = [(domain, read_conll2005(*split_files(root, name)[0])) for name, domain in TEST_SETS]
+    return {"train": [("wsj", cap_sentences(by_section, max_train_sentences or None))],
+            "dev": [("wsj", read_conll2005(dev_words, dev_props))],
+            "test": test}
+
+
+def write_part(split: str, parts: list[tuple[str, list[dict]]], out_dir: Path = OUT_DIR) -> dict[str, int]:
+    """Write one split's examples and texts (module doc); returns its counts."""
+    examples, stats = [], {}
+    for domain, sentences in parts:
+        rows = [{"tokens": e["tokens"], "predicate": e["predicate"], "tags": e["tags"], "domain": domain}
+                for e in srl_examples(sentences)]
+        examples += rows
+        prefix = f"{split}_{domain}" if len(parts) > 1 else split
+        stats.update({f"{prefix}_sentences": len(sentences), f"{prefix}_propositions": len(rows),
+                      f"{prefix}_tokens": sum(len(s["tokens"]) for s in sentences)})
+    written = write_split(out_dir, split, examples, ("tokens",))
+    stats.update({f"{split}_propositions": written["examples"], f"{split}_texts": written["texts"]})
+    return stats
+
+
+def main(argv: list[str] | None = None) -> None:
+    stage_args(__doc__, argv)
+    params = load_params()
+    cfg = params["tasks"]["srl"]["data"]
+    with stage_run("prepare_srl", params, SECTIONS) as run:
+        stats: dict[str, int] = {}
+        for split, parts in read_release(mirror_path(params, "srl_conll2005"), cfg["max_train_sentences"]).items():
+            stats.update(write_part(split, parts))
+        write_json(STATS, stats)
+        run.log_metrics(stats)
+        log(f"[prepare_srl] train {stats['train_propositions']} propositions of {stats['train_sentences']} "
+            f"sentences, dev {stats['dev_propositions']}, test WSJ {stats['test_wsj_propositions']} and "
+            f"Brown {stats['test_brown_propositions']}")
+
+
+if __name__ == "__main__":
+    main()
