@@ -337,8 +337,9 @@ MANUAL: dict[str, Manual] = {
             "srl_conll2005/devel/words empty (DVC still tracks it).")),
     "conll2005_train_words": Manual(
         tuple(f"srl_conll2005/train/words/train.{n:02d}.words.gz" for n in range(2, 22)), "data.mirror", _PTB,
-        how=("The words of CoNLL-2005's training set (WSJ sections 02-21), for SRL training; no stage "
-             f"reads them. With {_SRLCONLL}, for each section NN in 02..21:\n"
+        default=True,
+        how=("The words of CoNLL-2005's training set (WSJ sections 02-21), for SRL training "
+             f"(prepare_srl reads them). With {_SRLCONLL}, for each section NN in 02..21:\n"
              f"  {_words_command('NN', 'train/words/train.NN.words.gz')}\n"
              "The mirror's copies, uncompressed and concatenated in section order, have "
              f"{_text_check(pins.CONLL2005_TRAIN_WORDS)}.")),
@@ -351,8 +352,8 @@ MANUAL: dict[str, Manual] = {
     "ontonotes": Manual(
         (), "data.mirror", "OntoNotes 5.0 (LDC2013T19): LDC licence",
         how=("No stage reads it: the paper's SRL and coreference results use CoNLL-2012 (OntoNotes 5.0, "
-             "LDC2013T19, with the scripts of conll.cemantix.org/2012), tasks this reproduction does not "
-             "run. Nothing to put in the mirror.")),
+             "LDC2013T19, with the scripts of conll.cemantix.org/2012); this reproduction trains SRL on "
+             "the free CoNLL-2005 release instead (coreference is not run yet). Nothing to put in the mirror.")),
     "wordnet": Manual(
         ("index.sense",), "probes.wordnet", "WordNet 3.0 licence (Princeton University; free)", default=True,
         how=("The WSD probe's first senses read WordNet 3.0's dict/index.sense from the directory "
@@ -373,7 +374,7 @@ NOT_FETCHED: dict[str, str] = {
 # What the default jobs read (tests/unit/test_fetch.py checks it against the stage registry):
 # data sets (every entry <set>/<file>) and entries; the manual items with default=True complete it.
 DEFAULT = ("lm1b", "nltk_brown", "nltk_abc", "conll2003", "sst", "esnli", "squad_dev", "conll2005_tests",
-           "litbank", "wsd_eval", "nltk_treebank", "multi30k_raw")
+           "conll2005_release", "litbank", "wsd_eval", "nltk_treebank", "multi30k_raw")
 
 
 def data_set(name: str) -> str:

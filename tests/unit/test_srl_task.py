@@ -66,12 +66,12 @@ def test_reader_names_file_and_line_of_a_bad_proposition(tmp_path):
     bad["predicate"] = 99
     lines[2] = json.dumps(bad)
     (tmp_path / "dev.jsonl").write_text("\n".join(lines) + "\n")
-    with pytest.raises(InputError, match=r"dev\.jsonl.*line 3.*'predicate' 99"):
+    with pytest.raises(InputError, match=r"dev\.jsonl:3: 'predicate' 99"):
         task.read("dev", tmp_path)
     bad["predicate"], bad["tags"] = 0, bad["tags"][:-1]
     lines[2] = json.dumps(bad)
     (tmp_path / "dev.jsonl").write_text("\n".join(lines) + "\n")
-    with pytest.raises(InputError, match="line 3.*tags for a sentence of"):
+    with pytest.raises(InputError, match=r"dev\.jsonl:3: .*tags for a sentence of"):
         task.read("dev", tmp_path)
 
 
