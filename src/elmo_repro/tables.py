@@ -124,7 +124,9 @@ def _group(runs: list[Run], task: str, elmo_name: str | None, seeds: list[int], 
         return None
     scores = [r.metrics[f"test_{metric}"] for r in chosen]
     return {"mean": mean(scores), "std": stdev(scores) if len(scores) > 1 else 0.0,
-            "dev_mean": mean(r.metrics[f"dev_{metric}"] for r in chosen),
+            # None where the dev split has no such score (SRL's Brown test set has no dev part)
+            "dev_mean": mean(r.metrics[f"dev_{metric}"] for r in chosen)
+            if all(f"dev_{metric}" in r.metrics for r in chosen) else None,
             "per_seed": {r.spec["seed"]: s for r, s in zip(chosen, scores)},
             "still_learning": [r.spec["seed"] for r in chosen if r.still_learning],
             "never_learned": [r.spec["seed"] for r in chosen if r.never_learned(prior_loss)],

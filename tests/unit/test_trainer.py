@@ -33,6 +33,11 @@ def test_optimizer_from_config():
     sgd = build_optimizer(params, {"name": "sgd", "lr": 0.5, "momentum": 0.9})
     assert sgd.param_groups[0]["momentum"] == 0.9 and sgd.param_groups[0]["lr"] == 0.5
     assert isinstance(build_optimizer(params, {"name": "adadelta", "lr": 1.0}), torch.optim.Adadelta)
+    adadelta = build_optimizer(params, {"name": "adadelta", "lr": 1.0, "rho": 0.95})
+    assert adadelta.param_groups[0]["rho"] == 0.95
+    # a profile's null (rho under Adam) is the optimizer's default, not a keyword
+    adam = build_optimizer(params, {"name": "adam", "lr": 0.1, "rho": None, "momentum": None})
+    assert adam.param_groups[0]["betas"] == (0.9, 0.999)
     with pytest.raises(ValueError, match="unknown optimizer 'lbfgs'"):
         build_optimizer(params, {"name": "lbfgs", "lr": 1.0})
 

@@ -96,12 +96,13 @@ def eval_batches(lengths: np.ndarray, batch_size: int) -> list[list[int]]:
 
 
 def build_optimizer(params: list[nn.Parameter], cfg: dict) -> torch.optim.Optimizer:
-    """``cfg``: ``{"name": "adam" | "adadelta" | "sgd", "lr": float, ...}`` (extra keys are passed on).
+    """``cfg``: ``{"name": "adam" | "adadelta" | "sgd", "lr": float, ...}`` (extra keys are passed on;
+    a key set to None, e.g. a profile's ``rho: null`` under Adam, is the optimizer's default).
 
     Raises:
         ValueError: an unknown optimizer name.
     """
-    kwargs = {k: v for k, v in cfg.items() if k != "name"}
+    kwargs = {k: v for k, v in cfg.items() if k != "name" and v is not None}
     if cfg["name"] == "adam":
         # The fused (single-kernel) CPU Adam is ~3x faster than the per-tensor loop, same update rule.
         return torch.optim.Adam(params, fused=True, **kwargs)
