@@ -332,9 +332,11 @@ MANUAL: dict[str, Manual] = {
             f"{_SRLCONLL}, as the release's README says:\n"
             f"  {_words_command('24', 'devel/words/devel.24.words.gz')}\n"
             f"The mirror's copy, uncompressed, has {_text_check(pins.CONLL2005_DEVEL_WORDS)} (zcat FILE | sha256sum). "
-            "The contamination check reads them (contamination.splits: conll2005_dev). Without the "
-            "licence, drop conll2005_dev from contamination.splits and create the folder "
-            "srl_conll2005/devel/words empty (DVC still tracks it).")),
+            "The contamination check reads them (contamination.splits: conll2005_dev), and SRL selects its "
+            "epoch on them. Without the licence, drop conll2005_dev from contamination.splits, drop srl "
+            "from the tables' runs (tables.table1.runs.tasks, tables.table1_controls.runs.tasks) and "
+            "create the folders srl_conll2005/devel/words and srl_conll2005/train/words empty (DVC "
+            "still tracks them).")),
     "conll2005_train_words": Manual(
         tuple(f"srl_conll2005/train/words/train.{n:02d}.words.gz" for n in range(2, 22)), "data.mirror", _PTB,
         default=True,
