@@ -119,15 +119,14 @@ def read_squad_mirror(mirror: Path) -> dict[str, list[dict]] | None:
 
 
 def read_srl_mirror(mirror: Path) -> dict[str, list[dict]] | None:
-    from elmo_repro.data.conll2005 import srl_examples
-    from stages.prepare_srl import read_release
+    from stages.prepare_srl import propositions, read_release
 
     root = mirror / "srl_conll2005"
     if not (root / "devel").is_dir():
         return None
     cap = render("tiny")["tasks"]["srl"]["data"]["max_train_sentences"]       # the tiny profile's cap
     parts = read_release(root, cap)
-    return {split: [dict(e, domain=domain) for domain, sentences in parts[split] for e in srl_examples(sentences)]
+    return {split: [row for domain, sentences in parts[split] for row in propositions(domain, sentences)]
             for split in SPLITS}
 
 

@@ -55,12 +55,17 @@ def read_release(root: Path, max_train_sentences: int) -> dict[str, list[tuple[s
             "test": test}
 
 
+def propositions(domain: str, sentences: list[dict]) -> list[dict]:
+    """One example per proposition of ``sentences`` (module doc), marked with ``domain``."""
+    return [{"tokens": e["tokens"], "predicate": e["predicate"], "tags": e["tags"], "domain": domain}
+            for e in srl_examples(sentences)]
+
+
 def write_part(split: str, parts: list[tuple[str, list[dict]]], out_dir: Path = OUT_DIR) -> dict[str, int]:
     """Write one split's examples and texts (module doc); returns its counts."""
     examples, stats = [], {}
     for domain, sentences in parts:
-        rows = [{"tokens": e["tokens"], "predicate": e["predicate"], "tags": e["tags"], "domain": domain}
-                for e in srl_examples(sentences)]
+        rows = propositions(domain, sentences)
         examples += rows
         prefix = f"{split}_{domain}" if len(parts) > 1 else split
         stats.update({f"{prefix}_sentences": len(sentences), f"{prefix}_propositions": len(rows),

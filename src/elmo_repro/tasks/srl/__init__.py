@@ -119,7 +119,7 @@ class SrlTask:
             indicator[e["predicate"]] = 1
             item = {"words": cache[key], "predicate": indicator}
             if training:
-                unknown = sorted(set(e["tags"]) - set(label_index))
+                unknown = sorted(set(e["tags"]) - label_index.keys())
                 if unknown:
                     raise ValueError(f"training tags outside the label set: {unknown}")
                 item["tags"] = np.array([label_index[t] for t in e["tags"]], dtype=np.int64)
