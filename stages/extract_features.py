@@ -17,12 +17,11 @@ fields that reference them (what embedding per example would have cost) and toke
 import time
 
 from elmo_repro.cove.features import load_cove, write_cove_features
-from elmo_repro.data.examples import examples_path, read_texts, texts_path
+from elmo_repro.data.examples import count_references, read_texts, texts_path
 from elmo_repro.elmo.embedder import load_bilm
 from elmo_repro.elmo.features import write_features
 from elmo_repro.elmo.layer_source import feature_path
-from elmo_repro.experiments.tasks import TASKS
-from elmo_repro.io import InputError, iter_lines
+from elmo_repro.io import InputError
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
 from stages import stage_args, stage_parser
@@ -41,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     if entry is None:
         raise InputError("params.yaml", f"elmo_features.{known.job}: no entry {known.features!r} (re-render with "
                          "`python -m workflow.profile --refresh`)")
-    cfg, info = params["features"], TASKS[entry["task"]]
+    cfg = params["features"]
     sections = [section.replace("${job}", known.job).replace("${key}", known.features) for section in SECTIONS]
     with stage_run(f"features@{known.features}", params, sections) as run:
         if entry["bilm"] == "cove":
@@ -56,7 +55,7 @@ def main(argv: list[str] | None = None) -> None:
                 write_features(path, model, sentences, cfg["batch_size"], cfg["dtype"])
         for split in SPLITS:
             texts = read_texts(texts_path(entry["data"], split))
-            references = len(info.fields) * sum(1 for _ in iter_lines(examples_path(entry["data"], split)))
+            references = count_references(entry["data"], split)
             start = time.monotonic()
             write(feature_path(entry["out"], split), texts)
             seconds = time.monotonic() - start

@@ -23,7 +23,7 @@ from pathlib import Path
 from elmo_repro.bilm.evaluate import bilm_perplexity
 from elmo_repro.bilm.finetune import drop_held_out, finetuning_text, load_start
 from elmo_repro.bilm.train import pretrain, pretrain_config, save_model
-from elmo_repro.data.examples import read_split
+from elmo_repro.data.examples import field_texts, read_split
 from elmo_repro.experiments.specs import finetuned_dir
 from elmo_repro.experiments.tasks import TASKS
 from elmo_repro.io import write_json
@@ -46,7 +46,8 @@ def task_text(task: str, data_dir: str | Path | None = None) -> tuple[list[list[
     root = Path(data_dir or info.data_dir)
     splits = {split: read_split(root, split, info.fields) for split in ("train", "dev", "test")}
     text = finetuning_text(splits["train"], info.fields)
-    held_out = [e[field] for split in ("dev", "test") for e in splits[split] for field in info.fields]
+    held_out = [t for split in ("dev", "test") for e in splits[split] for field in info.fields
+                for t in field_texts(e[field])]
     kept, dropped = drop_held_out(text, held_out)
     dev_text = finetuning_text(splits["dev"], info.fields)
     counts = {"train_examples": len(splits["train"]), "text_sentences": len(kept),

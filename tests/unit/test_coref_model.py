@@ -10,6 +10,7 @@ from elmo_repro.tasks.coref.model import (CorefModel, antecedent_candidates, dis
                                           prune_spans)
 
 CFG = {"char_embedding_dim": 4, "char_filters": 3, "char_kernels": [2, 3], "lstm_hidden": 8, "lstm_layers": 1,
+       "max_training_sentences": 50,
        "feature_dim": 4, "ffnn_depth": 1, "ffnn_size": 16, "dropout": 0.0, "lexical_dropout": 0.0,
        "max_width": 3, "mention_ratio": 0.8, "max_antecedents": 5}
 

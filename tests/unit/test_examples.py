@@ -37,3 +37,28 @@ def test_split_stores_each_text_once(tmp_path):
     assert back[0]["premise"] is back[1]["premise"] is back[2]["hypothesis"]      # one list per text
     with pytest.raises(InputError, match=r"dev.texts.jsonl: file not found"):
         read_split(tmp_path, "dev", ("premise",))
+
+
+def test_a_document_field_stores_its_sentences_as_a_list_of_text_ids(tmp_path):
+    documents = [{"sentences": [["Anna", "left", "."], ["She", "smiled", "."]], "doc_key": "a"},
+                 {"sentences": [["She", "smiled", "."], ["Tom", "too", "."], ["She", "smiled", "."]], "doc_key": "b"}]
+    counts = write_split(tmp_path, "train", documents, ("sentences",))
+    assert counts == {"examples": 2, "texts": 3, "references": 5}
+    stored = (tmp_path / "train.jsonl").read_text(encoding="utf-8").splitlines()
+    assert stored[1] == '{"text_ids": {"sentences": [1, 2, 1]}, "doc_key": "b"}'
+    back = read_split(tmp_path, "train", ("sentences",))
+    assert [e["sentences"] for e in back] == [d["sentences"] for d in documents]
+    assert back[1]["sentences"][0] is back[1]["sentences"][2] is back[0]["sentences"][1]
+    for ids, problem in [("[]", r"\[\] , not a text id"), ("[0, 3]", r"\[0, 3\], not a text id"), ('"0"', "'0', not")]:
+        (tmp_path / "train.jsonl").write_text('{"text_ids": {"sentences": [0]}}\n'
+                                              f'{{"text_ids": {{"sentences": {ids}}}}}\n')
+        with pytest.raises(InputError, match=rf"train.jsonl:2: text_ids.sentences is {problem.replace(' , ', ', ')}"):
+            read_split(tmp_path, "train", ("sentences",))
+
+
+def test_field_texts_and_references(tmp_path):
+    from elmo_repro.data.examples import count_references, field_texts
+    assert field_texts(["a", "b"]) == [["a", "b"]]
+    assert field_texts([["a"], ["b", "c"]]) == [["a"], ["b", "c"]]
+    write_split(tmp_path, "dev", [{"sentences": [["a"], ["b"], ["a"]], "question": ["q"]}], ("sentences", "question"))
+    assert count_references(tmp_path, "dev") == 4

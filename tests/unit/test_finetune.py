@@ -124,9 +124,9 @@ def test_the_profiles_fine_tune_what_their_runs_read():
     tiny, ablations = render("tiny"), render("ablations")
     # the main job fine-tunes every task and extracts its layers once; the analysis job reuses them
     assert tiny["finetune_tasks"] == {"main": {t: {"data": TASKS[t].data_dir, "out": f"models/finetuned/{t}"}
-                                               for t in ("ner", "snli", "squad", "srl", "sst5")}, "analysis": {}}
+                                               for t in ("coref", "ner", "snli", "squad", "srl", "sst5")}, "analysis": {}}
     assert set(tiny["elmo_features"]["main"]) == {"ner-finetuned", "sst5-finetuned", "snli-finetuned",
-                                                  "squad-finetuned", "srl-finetuned"}
+                                                  "squad-finetuned", "srl-finetuned", "coref-finetuned"}
     assert tiny["elmo_features"]["analysis"] == {}
     assert all(spec["elmo"]["bilm"] == "finetuned" for job in tiny["runs"].values() for fam, items in job.items()
                if fam.endswith("_elmo") for spec in items.values())

@@ -101,3 +101,19 @@ def test_example_layers_point_at_shared_texts(tmp_path, model):
                               ("premise", "hypothesis"))
     with pytest.raises(InputError, match="test.hdf5.*not found"):
         cached_example_layers(tmp_path, "test", examples, ("premise", "hypothesis"))
+
+
+def test_a_document_gets_the_layers_of_each_of_its_sentences(tmp_path, model):
+    documents = [{"sentences": [SENTENCES[0], SENTENCES[1], SENTENCES[0]]}, {"sentences": [SENTENCES[2]]}]
+    write_split(tmp_path, "dev", documents, ("sentences",))
+    examples = read_split(tmp_path, "dev", ("sentences",))
+    write_features(feature_path(tmp_path, "dev"), model, read_texts(tmp_path / "dev.texts.jsonl"), dtype="float16")
+    layers = cached_example_layers(tmp_path, "dev", examples, ("sentences",))
+    stored = CachedLayers(feature_path(tmp_path, "dev")).batch(range(3))
+    first, second = layers.batch([0, 1])
+    assert [a.shape[1] for a in first["sentences"]] == [4, 1, 4] and len(second["sentences"]) == 1
+    np.testing.assert_array_equal(first["sentences"][1], stored[1])
+    np.testing.assert_array_equal(second["sentences"][0], stored[2])
+    assert first["sentences"][0] is first["sentences"][2]                  # one read per text
+    with pytest.raises(ValueError, match=r"example 1: sentences refers to text \[0, 9\], not one of the 3 texts"):
+        cached_example_layers(tmp_path, "dev", [examples[0], {"text_ids": {"sentences": [0, 9]}}], ("sentences",))

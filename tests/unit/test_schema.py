@@ -164,12 +164,12 @@ def test_optimizer_options(params):
 
 def test_unknown_task(params):
     params["tasks"]["pos"] = {}
-    assert _error(params) == "params.yaml: tasks.pos: unknown task; known: ner, sst5, snli, squad, srl"
+    assert _error(params) == "params.yaml: tasks.pos: unknown task; known: ner, sst5, snli, squad, srl, coref"
 
 
 def test_table_lists_unknown_task(params):
     params["tables"]["table1"]["runs"]["tasks"].append("pos")
-    assert _error(params) == "params.yaml: tables.table1.runs.tasks: unknown task 'pos'; known: ner, sst5, snli, squad, srl"
+    assert _error(params) == "params.yaml: tables.table1.runs.tasks: unknown task 'pos'; known: ner, sst5, snli, squad, srl, coref"
 
 
 def test_unknown_table(params):

@@ -8,7 +8,8 @@ vocabulary and softmax are the pretraining ones, so task words outside the vocab
 weights (released ELMo weights, which come without optimizer state), the accumulators start
 afresh at ``initial_accumulator`` and the stage's metrics say so.
 
-The text (:func:`finetuning_text`): every token field of every training example as one sentence,
+The text (:func:`finetuning_text`): every token field of every training example as one sentence
+(each sentence of a field holding a document),
 one sentence per line as bilm-tf's training files, in file order, each distinct sentence once
 (SNLI premises recur with every hypothesis; SST and CoNLL sentences rarely). Then
 :func:`drop_held_out` removes every sentence equal, by the contamination check's normalised key
@@ -26,6 +27,7 @@ from typing import Sequence
 import torch
 
 from ..data.contamination import sentence_key
+from ..data.examples import field_texts
 from ..data.vocabulary import Vocabulary
 from ..io import InputError, read_json
 from .model import BiLM, BiLMConfig
@@ -33,20 +35,23 @@ from .train import StartFrom
 
 
 def finetuning_text(examples: Sequence[dict], fields: Sequence[str]) -> list[list[str]]:
-    """Each token field of each example as one sentence, in order, each distinct sentence once.
+    """Each token field of each example as one sentence (a document field: each of its
+    sentences), in order, each distinct sentence once.
 
     Args:
-        examples: the task's training examples (``{field: [token, ...], ...}``).
-        fields: the token fields the biLM embeds (``("tokens",)``, SNLI's premise and hypothesis).
+        examples: the task's training examples (``{field: [token, ...] or [[token, ...], ...]}``).
+        fields: the token fields the biLM embeds (``("tokens",)``, SNLI's premise and hypothesis,
+            coreference's document ``sentences``).
     """
     seen: set[tuple[str, ...]] = set()
     text = []
     for example in examples:
         for field in fields:
-            sentence = tuple(example[field])
-            if sentence and sentence not in seen:
-                seen.add(sentence)
-                text.append(list(sentence))
+            for tokens in field_texts(example[field]):
+                sentence = tuple(tokens)
+                if sentence and sentence not in seen:
+                    seen.add(sentence)
+                    text.append(list(sentence))
     return text
 
 

@@ -96,3 +96,33 @@ def read_coref_conll(path: str | os.PathLike) -> list[dict]:
     if doc is not None:
         raise InputError(path, f"the document begun on line {begin_line} has no #end document")
     return documents
+
+
+def evenly_spaced(n: int, k: int) -> list[int]:
+    """``k`` of the indices ``0..n-1`` spread evenly: the middle of each of ``k`` equal stretches.
+
+    Raises:
+        ValueError: ``k`` outside 0..n.
+    """
+    if not 0 <= k <= n:
+        raise ValueError(f"cannot pick {k} of {n} documents")
+    return [int((i + 0.5) * n / k) for i in range(k)]
+
+
+def split_documents(documents: list[dict], dev: int, test: int) -> dict[str, list[dict]]:
+    """A fixed split by document for a corpus without one (LitBank): documents sorted by
+    ``doc_key``, the ``test`` evenly spaced over them, then the ``dev`` evenly spaced over the
+    rest, the others training, each part in ``doc_key`` order.
+
+    Raises:
+        ValueError: ``dev + test`` leaves no training document.
+    """
+    ordered = sorted(documents, key=lambda d: d["doc_key"])
+    if dev + test >= len(ordered):
+        raise ValueError(f"{dev} dev and {test} test documents leave none of {len(ordered)} for training")
+    test_index = set(evenly_spaced(len(ordered), test))
+    rest = [d for i, d in enumerate(ordered) if i not in test_index]
+    dev_index = set(evenly_spaced(len(rest), dev))
+    return {"train": [d for i, d in enumerate(rest) if i not in dev_index],
+            "dev": [d for i, d in enumerate(rest) if i in dev_index],
+            "test": [d for i, d in enumerate(ordered) if i in test_index]}

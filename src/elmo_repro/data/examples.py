@@ -8,7 +8,9 @@ A split of a task is two JSONL files in ``data/<task>/``:
   SRL: one example per predicate; SQuAD: one per question).
 * ``<split>.jsonl``: one example a line (the line index is the example index: a blank line is an
   error, never skipped); each token field the biLM embeds (a task's ``fields``) is stored as its
-  text id under ``"text_ids"``, e.g. ``{"text_ids": {"premise": 0, "hypothesis": 1}, "label": ...}``.
+  text id under ``"text_ids"``, e.g. ``{"text_ids": {"premise": 0, "hypothesis": 1}, "label": ...}``;
+  a field holding several texts in order (coreference: a document's sentences) is stored as a list
+  of ids, ``{"text_ids": {"sentences": [0, 1, 2]}, ...}``, and read back as a list of token lists.
 
 :func:`write_split` writes both (the ``prepare_<data set>`` stages); :func:`read_split` reads them
 back with each field's tokens filled in (the tasks, fine-tuning and the features stage).
@@ -51,27 +53,53 @@ class TextIndex:
         return self._ids[key]
 
 
+def holds_texts(value: Sequence[Any]) -> bool:
+    """Whether a token field's value is a list of texts (a document's sentences), not one text."""
+    return bool(value) and isinstance(value[0], (list, tuple))
+
+
+def field_texts(value: Sequence[Any]) -> list[list[str]]:
+    """The texts a token field holds: its one token list, or a document's token lists."""
+    return [list(t) for t in value] if holds_texts(value) else [list(value)]
+
+
 def write_split(data_dir: str | os.PathLike, split: str, examples: Iterable[dict[str, Any]],
                 fields: Sequence[str]) -> dict[str, int]:
     """Write a split's texts and examples atomically (see the module docstring).
 
-    Each example's ``fields`` (token lists) are replaced by their text ids, texts numbered in
-    order of first appearance (example by example, field by field). Returns the counts
-    ``{"examples", "texts", "references"}`` (references = examples x fields: what the features
-    stage would embed without the ids).
+    Each example's ``fields`` (a token list, or a list of token lists: a document's sentences) are
+    replaced by their text ids (an id, or a list of ids), texts numbered in order of first
+    appearance (example by example, field by field). Returns the counts ``{"examples", "texts",
+    "references"}`` (references: the texts the examples' fields hold, what the features stage
+    would embed without the ids).
 
     Raises:
         KeyError: an example without one of ``fields``.
     """
-    index, stored = TextIndex(), []
+    index, stored, references = TextIndex(), [], 0
     for example in examples:
-        ids = {field: index.add(example[field]) for field in fields}
+        ids: dict[str, int | list[int]] = {}
+        for field in fields:
+            value = example[field]
+            ids[field] = [index.add(t) for t in value] if holds_texts(value) else index.add(value)
+            references += len(value) if holds_texts(value) else 1
         stored.append({TEXT_IDS: ids, **{k: v for k, v in example.items() if k not in fields}})
     with atomic_open(texts_path(data_dir, split)) as handle:
         for i, tokens in enumerate(index.texts):
             handle.write(json.dumps({"id": i, "tokens": tokens}, ensure_ascii=False) + "\n")
     write_examples(examples_path(data_dir, split), stored)
-    return {"examples": len(stored), "texts": len(index.texts), "references": len(stored) * len(fields)}
+    return {"examples": len(stored), "texts": len(index.texts), "references": references}
+
+
+def count_references(data_dir: str | os.PathLike, split: str) -> int:
+    """How many texts a split's examples reference, counting a shared text each time (what
+    embedding per example would cost): the ids in the examples' ``text_ids``."""
+    total = 0
+    for _, line in iter_lines(examples_path(data_dir, split)):
+        if line.strip():
+            for ids in json.loads(line).get(TEXT_IDS, {}).values():
+                total += len(ids) if isinstance(ids, list) else 1
+    return total
 
 
 def read_texts(path: str | os.PathLike) -> list[list[str]]:
@@ -112,7 +140,8 @@ def read_split(data_dir: str | os.PathLike, split: str, text_fields: Sequence[st
         InputError: as :func:`read_texts` and :func:`read_examples`, and naming the examples file
             and line for ``text_ids`` missing a field or holding an id no text has.
     """
-    return read_examples(examples_path(data_dir, split), (*text_fields, *list_fields), label_key, labels,
+    # the text fields' tokens were checked with the texts (read_texts)
+    return read_examples(examples_path(data_dir, split), tuple(list_fields), label_key, labels,
                          texts=(texts_path(data_dir, split), read_texts(texts_path(data_dir, split)), text_fields))
 
 
@@ -172,15 +201,23 @@ def read_examples(path: str | os.PathLike, token_fields: Sequence[str], label_ke
 
 def _resolve_texts(example: dict[str, Any], texts: tuple[Path, list[list[str]], Sequence[str]],
                    path: str | os.PathLike, number: int) -> None:
-    """Fill ``example[field]`` from ``example["text_ids"][field]`` for every text field."""
+    """Fill ``example[field]`` from ``example["text_ids"][field]`` for every text field: a text's
+    tokens for an id, a list of texts for a non-empty list of ids."""
     source, table, fields = texts
     ids = example.get(TEXT_IDS)
     if not isinstance(ids, dict):
         raise InputError(path, f"missing {TEXT_IDS!r} (an object of text ids, one per field: "
                                f"{', '.join(fields)})", line=number)
+
+    def valid(text_id: Any) -> bool:
+        return isinstance(text_id, int) and not isinstance(text_id, bool) and 0 <= text_id < len(table)
+
     for field in fields:
         text_id = ids.get(field)
-        if not (isinstance(text_id, int) and not isinstance(text_id, bool) and 0 <= text_id < len(table)):
+        if isinstance(text_id, list) and text_id and all(valid(i) for i in text_id):
+            example[field] = [table[i] for i in text_id]
+            continue
+        if not valid(text_id):
             raise InputError(path, f"{TEXT_IDS}.{field} is {text_id!r}, not a text id of {source} "
-                                   f"(0..{len(table) - 1})", line=number)
+                                   f"(0..{len(table) - 1}) nor a non-empty list of them", line=number)
         example[field] = table[text_id]

@@ -4,9 +4,10 @@ live (:mod:`.live_layers`).
 Both give, for a list of text ids, one (L+1, T_i, D) array per text (``batch``), plus ``n_layers``
 and ``dim``, so a task's collation and the ELMo injection cannot tell them apart. A split's texts
 are its unique token sequences (:mod:`elmo_repro.data.examples`), each embedded once; an example
-points at one text per token field (SNLI: premise and hypothesis, a task's ``fields``), and
-:class:`ExampleLayers` gives a task's collation one ``{field: (L+1, T_i, D)}`` mapping per
-example, reading each text of a batch once.
+points at one text per token field (SNLI: premise and hypothesis, a task's ``fields``), or at a
+list of texts (coreference: a document's sentences), and :class:`ExampleLayers` gives a task's
+collation one ``{field: (L+1, T_i, D)}`` mapping per example (a list of arrays for a list of
+texts), reading each text of a batch once.
 :class:`CachedLayers` reads lazily (one open file, one dataset per example on demand), so memory
 does not grow with the data set. On the same input the two agree to within the float16 rounding of
 the cache (``tests/unit/test_layer_source.py``).
@@ -78,7 +79,7 @@ class ExampleLayers:
 
     Args:
         source: the texts' layers (:class:`CachedLayers` or ``LiveLayers``), indexed by text id.
-        text_ids: per example, ``{field: text id}`` (the examples' ``text_ids``).
+        text_ids: per example, ``{field: text id or list of text ids}`` (the examples' ``text_ids``).
         fields: the token fields a batch gets, in order.
 
     Raises:
@@ -86,14 +87,15 @@ class ExampleLayers:
             not hold (naming the example index and, for a feature file, its path).
     """
 
-    def __init__(self, source: "CachedLayers", text_ids: Sequence[dict[str, int]], fields: Sequence[str]):
+    def __init__(self, source: "CachedLayers", text_ids: Sequence[dict[str, int | list[int]]], fields: Sequence[str]):
         if not fields:
             raise ValueError("ExampleLayers needs at least one field")
         where = f" of {source.path}" if hasattr(source, "path") else ""
         for i, ids in enumerate(text_ids):
             for field in fields:
                 text_id = ids.get(field) if isinstance(ids, dict) else None
-                if not (isinstance(text_id, int) and 0 <= text_id < len(source)):
+                listed = text_id if isinstance(text_id, list) and text_id else [text_id]
+                if not all(isinstance(t, int) and 0 <= t < len(source) for t in listed):
                     raise ValueError(f"example {i}: {field} refers to text {text_id!r}, not one of the "
                                      f"{len(source)} texts{where}")
         self.source, self.fields = source, tuple(fields)
@@ -104,11 +106,16 @@ class ExampleLayers:
         return self.n_examples
 
     def batch(self, indices: Sequence[int]) -> list[dict[str, np.ndarray]]:
-        """Per example, ``{field: (L+1, T_i, D)}`` in the source's dtype; a text the batch shares is
-        read once (the examples then share its array: read-only)."""
-        wanted = sorted({self.text_ids[i][field] for i in indices for field in self.fields})
+        """Per example, ``{field: (L+1, T_i, D)}`` (a list of them for a field of several texts) in
+        the source's dtype; a text the batch shares is read once (the examples then share its
+        array: read-only)."""
+        def listed(text_id: int | list[int]) -> list[int]:
+            return text_id if isinstance(text_id, list) else [text_id]
+
+        wanted = sorted({t for i in indices for field in self.fields for t in listed(self.text_ids[i][field])})
         arrays = dict(zip(wanted, self.source.batch(wanted)))
-        return [{field: arrays[self.text_ids[i][field]] for field in self.fields} for i in indices]
+        return [{field: [arrays[t] for t in ids] if isinstance(ids, list) else arrays[ids]
+                 for field, ids in ((f, self.text_ids[i][f]) for f in self.fields)} for i in indices]
 
     def close(self) -> None:
         self.source.close()

@@ -214,6 +214,51 @@ class SrlConfig(Strict):
     model: SrlModelConfig
 
 
+# --- Coreference: Lee et al.'s end-to-end span ranking (tasks/coref) -------------------------------
+
+class CorefDataConfig(Strict):
+    """What stage ``prepare_coref`` reads: LitBank split by document (the mirror's 100 documents,
+    sorted by name, the dev and test documents evenly spaced over them), or CoNLL-2012 OntoNotes."""
+
+    source: Literal["litbank", "ontonotes"]
+    ontonotes_dir: str | None = None                     # source ontonotes: {train,dev,test}.english.v4_gold_conll
+    dev_documents: int = Field(ge=1)                     # litbank: the selection part
+    test_documents: int = Field(ge=1)                    # litbank: the report part (issue 26: about 20)
+    max_train_documents: int = Field(ge=0)               # 0 = all the others
+
+    @model_validator(mode="after")
+    def _check(self) -> "CorefDataConfig":
+        if (self.source == "ontonotes") != (self.ontonotes_dir is not None):
+            raise ValueError("ontonotes_dir: set exactly when source is ontonotes")
+        return self
+
+
+class CorefModelConfig(Strict):
+    """Lee et al.'s model (tasks/coref/model.py; e2e-coref's experiments.conf in the comments)."""
+
+    char_embedding_dim: int = Field(ge=1)                # 8
+    char_filters: int = Field(ge=1)                      # 50 per kernel width
+    char_kernels: list[Annotated[int, Field(ge=1)]] = Field(min_length=1)   # [3, 4, 5]
+    lstm_hidden: int = Field(ge=1)                       # per direction (200)
+    lstm_layers: int = Field(ge=1)                       # 1
+    feature_dim: int = Field(ge=1)                       # span width and distance embeddings (20)
+    ffnn_depth: int = Field(ge=0)                        # hidden layers of the scorers (2)
+    ffnn_size: int = Field(ge=1)                         # 150
+    dropout: float = Field(ge=0, lt=1)                   # 0.2
+    lexical_dropout: float = Field(ge=0, lt=1)           # on the token embeddings (0.5)
+    max_width: int = Field(ge=1)                         # span width in tokens (10)
+    mention_ratio: float = Field(gt=0)                   # spans kept per document token (0.4)
+    max_antecedents: int = Field(ge=1)                   # K, in training and evaluation (250)
+    max_training_sentences: int = Field(ge=1)            # a training document's random window (50)
+
+
+class CorefConfig(Strict):
+    vectors: VectorsPath
+    data: CorefDataConfig
+    trainer: TrainerConfig
+    model: CorefModelConfig
+
+
 # --- the declarations -----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -243,13 +288,14 @@ class TaskDeclaration:
     features_dir: str                           # <features_dir>/<biLM>/<split>.hdf5: each text's layers
     prepare: Prepare
     config: type[Strict]                        # the model of params section tasks.<name>
-    fields: tuple[str, ...] = ("tokens",)
+    fields: tuple[str, ...] = ("tokens",)      # a field may hold a list of texts (a document's sentences)
 
 
 # Placements as the paper (§3.3): NER at the input; SST-5 (BCN) at the input and the integrator's
 # output; SNLI (ESIM) at the input and the input-encoding biLSTM's output, before the soft alignment;
 # SQuAD (Clark and Gardner) at the input and after the first (shared) GRU, before the bidirectional
-# attention (document-qa's append_before_atten); SRL (He et al.) at the input.
+# attention (document-qa's append_before_atten); SRL (He et al.) and coreference (Lee et al.) at the
+# input.
 TASKS: dict[str, TaskDeclaration] = {task.name: task for task in (
     TaskDeclaration(
         name="ner", title="NER", metric="f1", placement="input",
@@ -282,6 +328,12 @@ TASKS: dict[str, TaskDeclaration] = {task.name: task for task in (
                                              for kind in ("words", "props")), ("data", "tasks.srl.data"),
                         ("results/metrics/srl_data.json",)),
         config=SrlConfig),
+    TaskDeclaration(
+        name="coref", title="Coref", metric="avg_f1", placement="input",
+        data_dir="data/coref", features_dir="data/features/coref",
+        prepare=Prepare("prepare_coref", ("litbank_coref/conll",), ("data", "tasks.coref.data"),
+                        ("results/metrics/coref_data.json",)),
+        config=CorefConfig, fields=("sentences",)),
 )}
 TASK_NAMES = tuple(TASKS)
 

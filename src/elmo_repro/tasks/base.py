@@ -47,6 +47,7 @@ class Task(Protocol):
     data_dir: Path             # the prepared data (a stage output)
     features_dir: Path         # cached ELMo layers: <features_dir>/<biLM>/<split>.hdf5, keyed by text id
     fields: tuple[str, ...]    # the example keys holding the token lists the biLM embeds, each on its own
+                               # (a field may hold a list of them: coreference's document sentences)
 
     def read(self, split: str, data_dir: Path | None = None) -> list[dict]:
         """Examples of a split in file order, token fields filled in from the split's texts and
@@ -60,7 +61,8 @@ class Task(Protocol):
         """Id arrays per example; ``training`` adds the gold targets."""
 
     def collate(self, encoded: Sequence[Any], layers: list[dict[str, np.ndarray]] | None) -> dict[str, Any]:
-        """Pad a batch; ``layers`` (per example, ``{field: (L+1, T_i, D)}``) become ``batch["elmo"]``."""
+        """Pad a batch; ``layers`` (per example, ``{field: (L+1, T_i, D)}``, a list of them for a field
+        of several texts) become ``batch["elmo"]``."""
 
     def build_model(self, cfg: dict, vocab: Any, elmo: ElmoSpec | None,
                     elmo_shape: tuple[int, int] | None) -> nn.Module:

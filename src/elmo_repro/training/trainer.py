@@ -192,7 +192,8 @@ def match_elmo_scale(injection: Any, train: EncodedSplit, vectors: tuple[list[st
         γ of each mix (:meth:`~elmo_repro.elmo.injection.ElmoInjection.match_scale`).
     """
     indices = [train.index[i] for i in range(min(GAMMA_SAMPLE, len(train.examples)))]
-    texts = {id(a): a for example in train.layers.batch(indices) for a in example.values()}
+    texts = {id(a): a for example in train.layers.batch(indices) for value in example.values()
+             for a in (value if isinstance(value, list) else [value])}      # a document field: its sentences
     return injection.match_scale(list(texts.values()), static_rms(vectors))
 
 

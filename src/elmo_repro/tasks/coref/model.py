@@ -64,18 +64,27 @@ def prune_spans(scores: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, 
     """Indices of the ``k`` best spans (or fewer) of which no two cross, ordered by (start, end).
 
     Spans are taken best first; one is skipped when it crosses a span already taken (s1 < s2 <=
-    e1 < e2 or the mirror case); nested spans do not cross. (e2e-coref's ``extract_mentions``.)
+    e1 < e2 or the mirror case); nested spans do not cross. As e2e-coref's ``extract_mentions``
+    kernel: per token, the latest end of a taken span starting there and the earliest start of
+    one ending there, so a candidate is checked in O(width), not against every taken span.
     """
     order = torch.argsort(scores, descending=True, stable=True).tolist()
     s_list, e_list = starts.tolist(), ends.tolist()
+    n_tokens = (max(e_list) + 1) if e_list else 0
+    max_end_from = [-1] * n_tokens           # token -> the latest end of a taken span starting there
+    min_start_to = [n_tokens] * n_tokens     # token -> the earliest start of a taken span ending there
     taken: list[int] = []
     for i in order:
         if len(taken) >= k:
             break
         s, e = s_list[i], e_list[i]
-        if any((s < s_list[j] <= e < e_list[j]) or (s_list[j] < s <= e_list[j] < e) for j in taken):
+        # a taken (s2, e2) crosses (s, e) when s < s2 <= e < e2, or s2 < s <= e2 < e
+        if any(max_end_from[t] > e for t in range(s + 1, e + 1)) or \
+                any(min_start_to[t] < s for t in range(s, e)):
             continue
         taken.append(i)
+        max_end_from[s] = max(max_end_from[s], e)
+        min_start_to[e] = min(min_start_to[e], s)
     taken.sort(key=lambda i: (s_list[i], e_list[i]))
     return torch.tensor(taken, dtype=torch.long)
 
@@ -100,6 +109,25 @@ def antecedent_candidates(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
     return antecedents.clamp(min=0), valid
 
 
+def sentence_window(doc: dict, first: int, count: int) -> dict:
+    """Sentences ``first .. first + count - 1`` of a collated document, its gold mentions inside
+    them shifted to the window's token indices (mentions outside dropped, clusters emptied by it
+    too)."""
+    lengths = doc["lengths"]
+    offset, size = int(lengths[:first].sum()), int(lengths[first:first + count].sum())
+    clusters = [[(s - offset, e - offset) for s, e in cluster if offset <= s and e < offset + size]
+                for cluster in doc["clusters"]]
+    window = {key: doc[key][first:first + count] for key in ("words", "chars", "lengths")}
+    window["elmo"] = None if doc.get("elmo") is None else doc["elmo"][first:first + count]
+    window["clusters"] = [c for c in clusters if c]
+    # the padded width shrinks to the window's longest sentence
+    width = int(window["lengths"].max())
+    window["words"], window["chars"] = window["words"][:, :width], window["chars"][:, :width]
+    if window["elmo"] is not None:
+        window["elmo"] = window["elmo"][:, :, :width]
+    return window
+
+
 class FFNN(nn.Sequential):
     """e2e-coref's ``util.ffnn``: ``depth`` hidden ReLU layers of ``size`` with dropout, then a
     linear output of ``out`` units. (…, in) -> (…, out)."""
@@ -121,7 +149,7 @@ class CorefModel(nn.Module):
         n_chars: character vocabulary size (with PAD and UNK).
         cfg: ``tasks.coref.model`` (char_embedding_dim, char_filters, char_kernels (list),
             lstm_hidden, lstm_layers, feature_dim, ffnn_depth, ffnn_size, dropout, lexical_dropout,
-            max_width, mention_ratio, max_antecedents).
+            max_width, mention_ratio, max_antecedents, max_training_sentences).
         elmo: the run's resolved ELMo spec, or None; elmo_shape: (L+1, D) with ``elmo``.
     """
 
@@ -203,8 +231,13 @@ class CorefModel(nn.Module):
         return (torch.logsumexp(scores, 1) - torch.logsumexp(scores.masked_fill(~gold, float("-inf")), 1)).sum()
 
     def loss(self, batch: dict) -> torch.Tensor:
-        """Sum of the documents' losses (+ the ScalarMix penalty)."""
-        total = sum(self.document_loss(doc) for doc in batch["documents"])
+        """Sum of the documents' losses (+ the ScalarMix penalty); in training, each document cut
+        to a random window of ``max_training_sentences`` sentences first (e2e-coref's
+        ``truncate_example``; the window drawn from torch's seeded generator)."""
+        limit = self.cfg["max_training_sentences"]
+        documents = [sentence_window(doc, int(torch.randint(0, len(doc["lengths"]) - limit + 1, ())), limit)
+                     if self.training and len(doc["lengths"]) > limit else doc for doc in batch["documents"]]
+        total = sum(self.document_loss(doc) for doc in documents)
         return total + self.elmo.penalty() if self.elmo is not None else total
 
     @torch.no_grad()
