@@ -59,7 +59,7 @@ from benchmarks.bilm_speed import matmul_rate  # noqa: E402
 from elmo_repro.data.conll import read_conll2003  # noqa: E402
 from elmo_repro.data.snli import read_line_files, split_by_premise  # noqa: E402
 from elmo_repro.data.sst import read_trees  # noqa: E402
-from elmo_repro.data.examples import TextIndex  # noqa: E402
+from elmo_repro.data.examples import TextIndex, field_texts, holds_texts  # noqa: E402
 from elmo_repro.elmo.layer_source import cached_example_layers, feature_path  # noqa: E402
 from elmo_repro.experiments.specs import NO_ELMO, TASKS, ElmoSpec, RunSpec, resolve_elmo  # noqa: E402
 from elmo_repro.tasks.base import SPLITS, example_length, get_task  # noqa: E402
@@ -130,9 +130,36 @@ def read_srl_mirror(mirror: Path) -> dict[str, list[dict]] | None:
             for split in SPLITS}
 
 
+def read_coref_mirror(mirror: Path) -> dict[str, list[dict]] | None:
+    """LitBank split as the tiny profile splits it, each document cut into consecutive windows of
+    the tiny profile's ``max_training_sentences`` (what a training step reads; a window's clusters
+    are its mentions', shifted), so the timed tokens are the tokens a step computes on. Evaluation
+    of whole documents costs the same per token (K bounds the pairs per kept span)."""
+    from stages.prepare_coref import read_parts
+
+    if not (mirror / "litbank_coref" / "conll").is_dir():
+        return None
+    params = render("tiny")
+    params["data"]["mirror"] = str(mirror)
+    size = params["tasks"]["coref"]["model"]["max_training_sentences"]
+    out: dict[str, list[dict]] = {}
+    for split, documents in read_parts(params).items():
+        out[split] = []
+        for d in documents:
+            offset = 0
+            for first in range(0, len(d["sentences"]), size):
+                sentences = d["sentences"][first:first + size]
+                n = sum(map(len, sentences))
+                clusters = [[[s - offset, e - offset] for s, e in c if offset <= s and e < offset + n]
+                            for c in d["clusters"]]
+                out[split].append({"sentences": sentences, "clusters": [c for c in clusters if c]})
+                offset += n
+    return out
+
+
 # A task without one is timed on its fixture.
 MIRROR_READERS = {"ner": read_ner_mirror, "sst5": read_sst5_mirror, "snli": read_snli_mirror,
-                  "squad": read_squad_mirror, "srl": read_srl_mirror}
+                  "squad": read_squad_mirror, "srl": read_srl_mirror, "coref": read_coref_mirror}
 
 
 def load_data(name: str, mirror: Path) -> tuple[dict[str, list[dict]], str]:
@@ -147,7 +174,8 @@ def load_data(name: str, mirror: Path) -> tuple[dict[str, list[dict]], str]:
 
 
 def random_vectors(task, data: dict[str, list[dict]], dim: int) -> tuple[list[str], np.ndarray]:
-    words = sorted({t for split in data.values() for e in split for f in task.fields for t in e[f]})
+    words = sorted({t for split in data.values() for e in split for f in task.fields for text in field_texts(e[f])
+                    for t in text})
     return words, np.random.default_rng(0).normal(0, 0.5, (len(words), dim)).astype(np.float32)
 
 
@@ -272,8 +300,41 @@ def srl_forward_flops(model, task, examples: list[dict]) -> float:
     return _mix_flops(model) + lstm + 2 * model.projection.in_features * k + 2 * k * k
 
 
+def coref_forward_flops(model, task, examples: list[dict]) -> float:
+    """Forward FLOPs per real token of a ``CorefModel`` over the given documents (windows):
+
+        char CNNs       2 * E * F * k * c per kernel width k
+        ScalarMix       2 * (L+1) * D
+        biLSTM          sum_layers 2 directions * 2 * 4H * (D_in + H)
+        head scores     2 * 2H
+        per span        mention FFNN on g (|g| = 4H + head dim + feature dim), and the head
+                        attention's weighted sum 2 * width * head dim (counted at max_width)
+        per pair        pair FFNN on [g_i ; g_j ; g_i * g_j ; φ] (+ |g| for the product), for
+                        M = ⌊ratio * T⌋ kept spans and min(K, M - 1) candidates each
+
+    Spans and pairs are counted per document (window) and spread over its tokens.
+    """
+    cfg = model.cfg
+    tokens = [t for e in examples for s in e["sentences"] for t in s]
+    chars_per_token = float(np.mean([min(len(t), 50) for t in tokens]))
+    flops = sum(2 * c.conv.in_channels * c.conv.out_channels * c.conv.kernel_size[0] * chars_per_token
+                for c in model.chars)
+    flops += _mix_flops(model) + _bilstm_flops(model.lstm) + 2 * model.head_scorer.in_features
+    g = model.mention_scorer[0].in_features
+    head_dim = g - 2 * model.lstm.output_dim - cfg["feature_dim"]
+    per_span = _linear_flops(model.mention_scorer) + 2 * cfg["max_width"] * head_dim
+    per_pair = _linear_flops(model.pair_scorer) + g
+    spans = pairs = 0
+    for e in examples:
+        lengths = [len(s) for s in e["sentences"]]
+        spans += sum(min(cfg["max_width"], n - i) for n in lengths for i in range(n))
+        m = max(1, int(sum(lengths) * cfg["mention_ratio"]))
+        pairs += m * max(1, min(cfg["max_antecedents"], m - 1))
+    return flops + (spans * per_span + pairs * per_pair) / len(tokens)
+
+
 FORWARD_FLOPS = {"ner": ner_forward_flops, "sst5": bcn_forward_flops, "snli": esim_forward_flops,
-                 "squad": squad_forward_flops, "srl": srl_forward_flops}
+                 "squad": squad_forward_flops, "srl": srl_forward_flops, "coref": coref_forward_flops}
 
 
 # ---- training and evaluation -----------------------------------------------------------------
@@ -281,7 +342,8 @@ def write_layers(features_dir: Path, task, examples: list[dict], shape: tuple[in
     """Random (L+1, T_i, D) layers per distinct text of ``examples``, datasets "0".."N-1", as
     ``elmo.features`` writes them; returns the examples with their ``text_ids`` into that file."""
     rng, index = np.random.default_rng(1), TextIndex()
-    examples = [{**e, "text_ids": {field: index.add(e[field]) for field in task.fields}} for e in examples]
+    examples = [{**e, "text_ids": {field: [index.add(t) for t in e[field]] if holds_texts(e[field])
+                                   else index.add(e[field]) for field in task.fields}} for e in examples]
     with h5py.File(feature_path(features_dir, "train"), "w") as out:
         for i, tokens in enumerate(index.texts):
             out.create_dataset(str(i), data=rng.normal(size=(shape[0], len(tokens), shape[1])).astype(dtype))
@@ -331,7 +393,7 @@ def bench_model(name: str, size: str, with_elmo: bool, data, vectors, plan: Plan
 
     n_train = sum(len(b) for b in timed)
     # tokens over every field (split.lengths is the batch bucketing key: SQuAD's is the paragraph alone)
-    sizes = np.array([sum(len(e[field]) for field in task.fields) for e in examples])
+    sizes = np.array([sum(len(t) for field in task.fields for t in field_texts(e[field])) for e in examples])
     tokens = int(sum(sizes[i] for b in timed for i in b))
     padded = int(sum(len(b) * sizes[b].max() for b in timed))
     flops = FORWARD_FLOPS[name](model, task, [examples[i] for b in timed for i in b])
@@ -452,6 +514,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="data mirror (default: ../shared/data from the repo root)")
     parser.add_argument("--matmul-size", type=int, default=2048, help="side of the square float32 matmul")
     parser.add_argument("--no-fixed", action="store_true", help="skip the fixed-cost measurements")
+    parser.add_argument("--tasks", nargs="+", choices=TASKS, default=list(TASKS), help="tasks to time (default: all)")
     parser.add_argument("--output", type=Path, help="append one JSON object per table row to this file")
     args = parser.parse_args(argv)
     if args.threads:
@@ -468,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="task_speed_") as tmp:
-        for name in TASKS:
+        for name in args.tasks:
             data, source = load_data(name, args.mirror)
             task, vectors = get_task(name), {}
             for size in SIZES:

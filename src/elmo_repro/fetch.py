@@ -353,9 +353,11 @@ MANUAL: dict[str, Manual] = {
              "(nltk_treebank) instead.")),
     "ontonotes": Manual(
         (), "data.mirror", "OntoNotes 5.0 (LDC2013T19): LDC licence",
-        how=("No stage reads it: the paper's SRL and coreference results use CoNLL-2012 (OntoNotes 5.0, "
-             "LDC2013T19, with the scripts of conll.cemantix.org/2012); this reproduction trains SRL on "
-             "the free CoNLL-2005 release instead (coreference is not run yet). Nothing to put in the mirror.")),
+        how=("The default jobs do not read it: the paper's SRL and coreference results use CoNLL-2012 "
+             "(OntoNotes 5.0, LDC2013T19, with the scripts of conll.cemantix.org/2012); this reproduction "
+             "trains SRL on the free CoNLL-2005 release and coreference on LitBank instead. The paper "
+             "profile's coreference reads e2e-coref's {train,dev,test}.english.v4_gold_conll from "
+             "tasks.coref.data.ontonotes_dir (default data/ontonotes). Nothing to put in the mirror.")),
     "wordnet": Manual(
         ("index.sense",), "probes.wordnet", "WordNet 3.0 licence (Princeton University; free)", default=True,
         how=("The WSD probe's first senses read WordNet 3.0's dict/index.sense from the directory "
