@@ -135,6 +135,7 @@ def read_coref_mirror(mirror: Path) -> dict[str, list[dict]] | None:
     the tiny profile's ``max_training_sentences`` (what a training step reads; a window's clusters
     are its mentions', shifted), so the timed tokens are the tokens a step computes on. Evaluation
     of whole documents costs the same per token (K bounds the pairs per kept span)."""
+    from elmo_repro.tasks.coref.model import clusters_in_window
     from stages.prepare_coref import read_parts
 
     if not (mirror / "litbank_coref" / "conll").is_dir():
@@ -150,9 +151,7 @@ def read_coref_mirror(mirror: Path) -> dict[str, list[dict]] | None:
             for first in range(0, len(d["sentences"]), size):
                 sentences = d["sentences"][first:first + size]
                 n = sum(map(len, sentences))
-                clusters = [[[s - offset, e - offset] for s, e in c if offset <= s and e < offset + n]
-                            for c in d["clusters"]]
-                out[split].append({"sentences": sentences, "clusters": [c for c in clusters if c]})
+                out[split].append({"sentences": sentences, "clusters": clusters_in_window(d["clusters"], offset, n)})
                 offset += n
     return out
 

@@ -109,17 +109,23 @@ def antecedent_candidates(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
     return antecedents.clamp(min=0), valid
 
 
+def clusters_in_window(clusters, offset: int, size: int) -> list[list[tuple[int, int]]]:
+    """The mentions of ``clusters`` inside document tokens ``offset .. offset + size - 1``, shifted
+    to the window's indices; clusters left empty are dropped."""
+    shifted = [[(s - offset, e - offset) for s, e in cluster if offset <= s and e < offset + size]
+               for cluster in clusters]
+    return [c for c in shifted if c]
+
+
 def sentence_window(doc: dict, first: int, count: int) -> dict:
     """Sentences ``first .. first + count - 1`` of a collated document, its gold mentions inside
     them shifted to the window's token indices (mentions outside dropped, clusters emptied by it
     too)."""
     lengths = doc["lengths"]
     offset, size = int(lengths[:first].sum()), int(lengths[first:first + count].sum())
-    clusters = [[(s - offset, e - offset) for s, e in cluster if offset <= s and e < offset + size]
-                for cluster in doc["clusters"]]
     window = {key: doc[key][first:first + count] for key in ("words", "chars", "lengths")}
     window["elmo"] = None if doc.get("elmo") is None else doc["elmo"][first:first + count]
-    window["clusters"] = [c for c in clusters if c]
+    window["clusters"] = clusters_in_window(doc["clusters"], offset, size)
     # the padded width shrinks to the window's longest sentence
     width = int(window["lengths"].max())
     window["words"], window["chars"] = window["words"][:, :width], window["chars"][:, :width]
