@@ -80,10 +80,16 @@ def test_every_stage_logged_an_mlflow_run(smoke_repo):
         assert tagged == RUNS | {f"{task}-floor" for task in TASK_ROWS}   # each run found by its run id tag
         durations = db.execute("SELECT COUNT(DISTINCT run_uuid) FROM metrics WHERE key = 'duration_s'").fetchone()
         assert durations[0] >= len(expanded)
-        # plain `dvc repro`, without the launcher: top-level stage runs
-        parents = db.execute("SELECT COUNT(*) FROM tags WHERE key = 'mlflow.parentRunId' AND run_uuid IN "
-                             "(SELECT run_uuid FROM tags WHERE key = 'stage')").fetchone()
-        assert parents[0] == 0
+        # the main job under the launcher: its stage runs are children of one pipeline run; the
+        # analysis job by plain `dvc repro`: top-level stage runs
+        (pipeline,), = db.execute("SELECT run_uuid FROM runs WHERE name = 'pipeline: dvc repro (smoke)'").fetchall()
+        parents: dict[str, set] = {}
+        for stage, parent in db.execute("SELECT t.value, p.value FROM tags t LEFT JOIN tags p ON p.run_uuid = "
+                                        "t.run_uuid AND p.key = 'mlflow.parentRunId' WHERE t.key = 'stage'"):
+            parents.setdefault(stage, set()).add(parent)
+        main = {s.name for s in expanded if s.job == "main"}
+        assert main and all(pipeline in parents[name] for name in main)    # (the params check re-runs with each repro)
+        assert set().union(*(parents[name] for name in stages - main)) == {None}
 
 
 def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
@@ -179,13 +185,13 @@ def test_launcher_makes_stage_runs_children_of_one_pipeline_run(smoke_repo):
     run(["python", "-m", "workflow.launch", "dvc", "repro", "--force", "--single-item", "table1"], smoke_repo)
     assert (smoke_repo / "results/tables/table1.md").read_bytes() == table
     with sqlite3.connect(smoke_repo / "mlflow.db") as db:
+        # the collapsed row tells what ran (the fixture's main job was the first launcher run)
         (parent, status), = db.execute(
-            "SELECT r.run_uuid, r.status FROM runs r JOIN tags t ON r.run_uuid = t.run_uuid "
-            "WHERE t.key = 'runner' AND t.value = 'dvc'").fetchall()
+            "SELECT r.run_uuid, r.status FROM runs r JOIN tags t ON r.run_uuid = t.run_uuid WHERE t.key = "
+            "'runner' AND t.value = 'dvc' AND r.name = 'pipeline: dvc repro --force --single-item table1 (smoke)'"
+        ).fetchall()
         assert status == "FINISHED"
-        # the collapsed row tells what ran; the experiment opens on its runs table in MLflow 3's UI
-        (name,), = db.execute("SELECT name FROM runs WHERE run_uuid = ?", (parent,)).fetchall()
-        assert name == "pipeline: dvc repro --force --single-item table1 (smoke)"
+        # the experiment opens on its runs table in MLflow 3's UI
         assert db.execute("SELECT t.value FROM experiment_tags t JOIN experiments e ON t.experiment_id = "
                           "e.experiment_id WHERE e.name = 'elmo-repro' AND t.key = 'mlflow.experimentKind'"
                           ).fetchall() == [("custom_model_development",)]
