@@ -52,21 +52,23 @@ class Comparison:
     seeds: int
 
 
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator elementwise, 0 where the denominator is 0 (a scorer's convention)."""
+    return np.divide(numerator, denominator, out=np.zeros(np.shape(numerator)), where=denominator > 0)
+
+
 def mean_percent(totals: np.ndarray) -> np.ndarray:
     """100 · Σ score / Σ count, from unit vectors ``[score, count]``: accuracy (score = correct
     examples), SQuAD EM or F1 (score = the questions' best EM or token F1 in [0, 1], as the
     official v1.1 script averages them). Shape ``[..., 2]`` → ``[...]``; 0 where the count is 0."""
-    score, count = totals[..., 0], totals[..., 1]
-    return np.divide(100.0 * score, count, out=np.zeros_like(score, dtype=float), where=count > 0)
+    return _ratio(100.0 * totals[..., 0], totals[..., 1])
 
 
 def span_f1(totals: np.ndarray) -> np.ndarray:
     """Corpus span F1 in percent, from unit vectors ``[true positives, predicted, gold]`` (exact
     span matches, as conlleval and srl-eval.pl count them): 2·tp / (predicted + gold). Shape
     ``[..., 3]`` → ``[...]``; 0 where nothing was predicted or expected."""
-    tp, predicted, gold = totals[..., 0], totals[..., 1], totals[..., 2]
-    both = predicted + gold
-    return np.divide(200.0 * tp, both, out=np.zeros_like(tp, dtype=float), where=both > 0)
+    return _ratio(200.0 * totals[..., 0], totals[..., 1] + totals[..., 2])
 
 
 def coref_average_f1(totals: np.ndarray) -> np.ndarray:
@@ -78,11 +80,8 @@ def coref_average_f1(totals: np.ndarray) -> np.ndarray:
     f1s = []
     for m in range(3):
         rn, rd, pn, pd = (totals[..., 4 * m + i] for i in range(4))
-        recall = np.divide(rn, rd, out=np.zeros_like(rn, dtype=float), where=rd > 0)
-        precision = np.divide(pn, pd, out=np.zeros_like(pn, dtype=float), where=pd > 0)
-        both = recall + precision
-        f1s.append(np.divide(200.0 * recall * precision, both, out=np.zeros_like(both, dtype=float),
-                             where=both > 0))
+        recall, precision = _ratio(rn, rd), _ratio(pn, pd)
+        f1s.append(_ratio(200.0 * recall * precision, recall + precision))
     return sum(f1s) / 3.0
 
 
