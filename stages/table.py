@@ -1,6 +1,6 @@
 """Stage family of the tables: ``python -m stages.table --table NAME`` builds one view
 (``elmo_repro.views.<NAME>``: Table 1 in the main job; Table 1 with its controls, the fine-tuning
-table, Tables 4, 5, 6 and CoVe's BLEU in the analysis job) and writes its files under
+table, Tables 4, 5, 6, CoVe's BLEU and Figure 2 in the analysis job) and writes its files under
 ``results/tables/`` atomically, each logged to the stage's MLflow run. Run ids in the JSON find
 each number's MLflow run (tag ``run_id``).
 """
@@ -16,7 +16,7 @@ from elmo_repro.tracking import stage_run
 from stages import stage_args, stage_parser
 
 TABLES = Path("results/tables")
-VIEWS = ("table1", "table1_controls", "finetuning", "table4", "table5", "table6", "cove_table")
+VIEWS = ("table1", "table1_controls", "finetuning", "table4", "table5", "table6", "cove_table", "figure2")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -31,8 +31,8 @@ def main(argv: list[str] | None = None) -> None:
         sections.append(f"tables.{known.table}")
     with stage_run(known.table, params, sections) as run:
         for name, content in view.build(params).items():
-            if isinstance(content, str):
-                with atomic_open(TABLES / name) as handle:
+            if isinstance(content, (str, bytes)):
+                with atomic_open(TABLES / name, "wb" if isinstance(content, bytes) else "w") as handle:
                     handle.write(content)
             else:
                 write_json(TABLES / name, content)

@@ -63,7 +63,8 @@ class Stage:
     outs: list[str] = field(default_factory=list)           # cached by DVC
     committed: list[str] = field(default_factory=list)      # kept in git (cache: false)
     metrics: list[str] = field(default_factory=list)        # JSON files, not cached by DVC
-    plots: list[str] = field(default_factory=list)          # CSV files, not cached by DVC
+    plots: list[str] = field(default_factory=list)          # CSV or PNG files, not cached by DVC
+    plot_props: dict[str, dict[str, str]] = field(default_factory=dict)  # DVC plot options by path (template, x, y)
     persist: list[str] = field(default_factory=list)  # outputs DVC must not delete (checkpoints)
     threads: int = 2  # pinned: torch's float reductions depend on it (Snakemake reserves as many)
     # Cluster resources for Snakemake (SLURM profile workflow/profiles/slurm), sized for the paper
@@ -324,6 +325,10 @@ TABLE_STAGES = [
     table_stage("table6", ["paper/table6.csv", "results/probes/pos"], [], ["table6.md", "table6.json"]),
     table_stage("cove_table", ["results/cove/bleu.json", "results/metrics/cove_published_bleu.json",
                                "results/metrics/multi30k_data.json"], [], ["cove.md"]),
+    # Figure 2 (§5.5): the learned layer weights of the runs tables.figure2 lists (Table 1's +ELMo)
+    replace(table_stage("figure2", [MAIN_RUNS, ANALYSIS_RUNS], ["tables.figure2"], ["figure2.md"]),
+            plots=[f"{TABLES}/figure2.csv", f"{TABLES}/figure2.png"],
+            plot_props={f"{TABLES}/figure2.csv": {"template": "heatmap", "x": "layer", "y": "row"}}),
 ]
 
 

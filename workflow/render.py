@@ -35,7 +35,7 @@ def _entry(stage: Stage, wdir: str | None) -> dict:
     if stage.metrics:
         entry["metrics"] = [{path: dict(kept)} for path in stage.metrics]
     if stage.plots:
-        entry["plots"] = [{path: dict(kept)} for path in stage.plots]
+        entry["plots"] = [{path: {**kept, **stage.plot_props.get(path, {})}} for path in stage.plots]
     if stage.always_changed:
         entry["always_changed"] = True
     return entry

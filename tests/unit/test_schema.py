@@ -174,7 +174,7 @@ def test_table_lists_unknown_task(params):
 
 def test_unknown_table(params):
     params["tables"]["table9"] = {}
-    assert _error(params) == "params.yaml: tables.table9: unknown table; did you mean table1? (known: table1, table1_controls, finetuning)"
+    assert _error(params) == "params.yaml: tables.table9: unknown table; did you mean table1? (known: table1, table1_controls, finetuning, figure2)"
 
 
 def test_unknown_placement(params):
@@ -357,3 +357,10 @@ def test_a_fixed_bilm_layer_of_a_run_must_exist(params):
     params["elmo_specs"]["char_layer"] = {**params["elmo_specs"]["char_layer"], "layer": 2}    # the top layer: fine
     params["runs"] = render_runs(params["tables"], params["elmo_specs"])
     validate_params(params)
+
+
+def test_figure2_needs_learned_mixes(params):
+    params["tables"]["figure2"] = {"runs": {"tasks": ["ner"], "elmo": ["char_layer"], "seeds": [0]}}
+    assert _error(params).startswith("params.yaml: tables.figure2.runs.elmo[0]: 'char_layer' has mix 'fixed'")
+    params["tables"]["figure2"]["runs"]["elmo"] = ["baseline"]
+    assert "runs have no layer weights" in _error(params)

@@ -102,6 +102,11 @@ def _cross_check(params: dict) -> list[tuple[str, str]]:
     if table1 and table1.get("control") and controls and table1["control"] not in controls["runs"]["elmo"]:
         problems.append(("tables.table1.control", f"{table1['control']!r} is not listed in "
                          "tables.table1_controls.runs.elmo (the control column's runs)"))
+    figure2 = params["tables"].get("figure2") or {}
+    for i, name in enumerate((figure2.get("runs") or {}).get("elmo", [])):
+        if name in specs and specs[name].get("mix", "learned") != "learned":
+            problems.append((f"tables.figure2.runs.elmo[{i}]", f"{name!r} has mix {specs[name]['mix']!r}: "
+                             "Figure 2 shows learned layer weights (mix: learned)"))
     if problems:
         return problems
     stale = _first_difference(params["runs"], render_runs(params["tables"], specs))

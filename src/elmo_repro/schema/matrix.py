@@ -93,8 +93,18 @@ class FinetuningTableSpec(Strict):
         return self
 
 
+class Figure2Spec(TableSpec):
+    """Figure 2 (§5.5): the learned layer weights of ELMo runs; every listed spec must learn a mix."""
+
+    @model_validator(mode="after")
+    def _learned(self) -> "Figure2Spec":
+        if NO_ELMO in self.runs.elmo:
+            raise ValueError(f"runs.elmo: {NO_ELMO!r} runs have no layer weights to show")
+        return self
+
+
 # One model per table that requests runs; the tables of the probes and CoVe request none.
 TABLE_SCHEMAS: dict[str, type] = {"table1": Table1Spec, "table1_controls": TableSpec,
-                                  "finetuning": FinetuningTableSpec}
+                                  "finetuning": FinetuningTableSpec, "figure2": Figure2Spec}
 TablesSection = create_model("TablesSection", __base__=Strict,   # every table is optional
                              **{table: (schema, None) for table, schema in TABLE_SCHEMAS.items()})

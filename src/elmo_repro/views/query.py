@@ -1,0 +1,59 @@
+"""The one run query of the views: which runs a table spec lists and where each run's files are.
+
+A table spec (``tables.<name>.runs`` of ``params.yaml``) lists tasks × ELMo specs × seeds ×
+training fractions; :func:`table_runs` returns exactly those runs, each with its rendered run
+spec and its folder (the main job's ``results/runs`` or the analysis job's
+``results/analysis/runs``: a run both jobs list is trained once, by the main job). A view selects
+runs through this query, never by scanning folders for matching fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..experiments.specs import RUNS_DIRS, RunSpec, TableRuns, run_id
+from ..io import InputError
+
+
+@dataclass(frozen=True)
+class TableRun:
+    """One run a table lists: its id (the MLflow run name and tag ``run_id``), its spec and its
+    folder (``spec.json``, ``metrics.json``, ``history.csv``, ``scalar_mix.json``)."""
+
+    id: str
+    spec: RunSpec
+    folder: Path
+
+
+def _rendered(runs_section: dict[str, Any]) -> dict[str, tuple[str, dict]]:
+    """{run id: (job, spec as a plain dict)} of the rendered ``runs`` section."""
+    return {rid: (job, spec) for job, families in runs_section.items()
+            for items in families.values() for rid, spec in items.items()}
+
+
+def table_runs(params: dict[str, Any], table: str) -> list[TableRun]:
+    """The runs ``tables.<table>.runs`` lists, in the spec's order (task, ELMo spec, seed, fraction).
+
+    Raises:
+        InputError: the table has no ``runs`` spec, or a run it lists is missing from the rendered
+            ``runs`` section (``params.yaml`` was edited without ``python -m workflow.profile``).
+    """
+    spec = params.get("tables", {}).get(table) or {}
+    if not spec.get("runs"):
+        raise InputError("params.yaml", f"tables.{table}.runs: the table lists no runs")
+    wanted = TableRuns.model_validate(spec["runs"])
+    rendered = _rendered(params.get("runs", {}))
+    runs = []
+    for task in wanted.tasks:
+        for elmo in wanted.elmo:
+            for seed in wanted.seeds:
+                for fraction in wanted.train_fractions:
+                    rid = run_id(task, elmo, seed, fraction)
+                    if rid not in rendered:
+                        raise InputError("params.yaml", f"runs: tables.{table} lists run {rid!r}, which the "
+                                         "runs section lacks; re-render it: python -m workflow.profile --refresh")
+                    job, run_spec = rendered[rid]
+                    runs.append(TableRun(rid, RunSpec.model_validate(run_spec), Path(RUNS_DIRS[job]) / rid))
+    return runs
