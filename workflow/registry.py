@@ -300,11 +300,13 @@ MAIN_RUNS, ANALYSIS_RUNS = RUNS_DIRS["main"], RUNS_DIRS["analysis"]
 TABLES = "results/tables"
 
 
-def table_stage(name: str, deps: list[str], params: list[str], outs: list[str], job: str = "analysis") -> Stage:
+def table_stage(name: str, deps: list[str], params: list[str], outs: list[str], job: str = "analysis",
+                code: list[str] = ()) -> Stage:
     """A view (``python -m stages.table --table NAME``): reads finished runs or probes, writes
     ``results/tables/<outs>`` (kept in git); never trains. One stage per table, so each table is
-    rebuilt on its own (``dvc repro [analysis/dvc.yaml:]NAME``) and only from what it reads."""
-    return Stage(name=name, module="table", args=f"--table {name}", code=[f"elmo_repro.views.{name}"],
+    rebuilt on its own (``dvc repro [analysis/dvc.yaml:]NAME``) and only from what it reads.
+    ``code``: modules the view imports by name (the import scan does not see them)."""
+    return Stage(name=name, module="table", args=f"--table {name}", code=[f"elmo_repro.views.{name}", *code],
                  deps=deps, params=["profile", *params], committed=[f"{TABLES}/{out}" for out in outs],
                  threads=1, job=job, resources={"mem_mb": 2000, "runtime": 10})
 
@@ -314,10 +316,12 @@ TABLE_STAGES = [
     table_stage("table1", ["paper/table1.csv", "paper/perplexity.txt", MAIN_RUNS, "results/metrics/perplexity.json"],
                 ["tables.table1"], ["table1.md", "table1.csv", "table1.json"], job="main"),
     # Table 1 again with its char-layer control column and the +ELMo vs control p-values
+    # and its paired bootstrap: the runs' test predictions scored per unit against each task's test split
     table_stage("table1_controls", ["paper/table1.csv", "paper/perplexity.txt", MAIN_RUNS, ANALYSIS_RUNS,
-                                    "results/metrics/perplexity.json"],
+                                    "results/metrics/perplexity.json", *(t.data_dir for t in TASKS.values())],
                 ["tables.table1", "tables.table1_controls"],
-                ["table1_controls.md", "table1_controls.csv", "table1_controls.json"]),
+                ["table1_controls.md", "table1_controls.csv", "table1_controls.json"],
+                code=[f"elmo_repro.tasks.{t}" for t in TASKS] + [f"elmo_repro.tasks.{t}.units" for t in TASKS]),
     table_stage("finetuning", ["results/metrics/finetune", MAIN_RUNS, ANALYSIS_RUNS], ["tables.finetuning"],
                 ["finetuning.md", "finetuning.json"]),
     table_stage("table4", ["results/probes/neighbours.json"], [], ["table4.md"]),

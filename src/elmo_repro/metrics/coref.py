@@ -75,6 +75,18 @@ def _prf(recall_num: float, recall_den: float, precision_num: float, precision_d
     return {"precision": 100 * p, "recall": 100 * r, "f1": 100 * 2 * p * r / (p + r) if p + r else 0.0}
 
 
+def document_counts(key_clusters: Sequence[Cluster], response_clusters: Sequence[Cluster]) -> np.ndarray:
+    """One document's additive counts, shape (12,): for MUC, B³ and CEAFφ4 in that order, recall
+    numerator, recall denominator, precision numerator, precision denominator. A corpus score
+    divides their sums over documents (:func:`coref_scores`; the paired bootstrap of
+    :mod:`elmo_repro.significance` resamples documents with them)."""
+    key, response = _dedupe(key_clusters), _dedupe(response_clusters)
+    phi, n_key, n_response = _ceafe_counts(key, response)
+    return np.array([*_muc_counts(key, response), *_muc_counts(response, key),
+                     *_b3_counts(key, response), *_b3_counts(response, key),
+                     phi, n_key, phi, n_response], dtype=float)
+
+
 def coref_scores(documents: Iterable[tuple[Sequence[Cluster], Sequence[Cluster]]]) -> dict[str, float]:
     """MUC, B³ and CEAFφ4 over a corpus, and their average F1.
 
@@ -85,16 +97,12 @@ def coref_scores(documents: Iterable[tuple[Sequence[Cluster], Sequence[Cluster]]
         ``{muc,b3,ceafe}_{precision,recall,f1}`` and ``avg_f1`` (the mean of the three F1s), all
         in percent; 0 where a denominator is 0.
     """
-    sums = {name: np.zeros(4) for name in METRICS}     # recall num, den, precision num, den
+    total = np.zeros(4 * len(METRICS))
     for key_clusters, response_clusters in documents:
-        key, response = _dedupe(key_clusters), _dedupe(response_clusters)
-        sums["muc"] += [*_muc_counts(key, response), *_muc_counts(response, key)]
-        sums["b3"] += [*_b3_counts(key, response), *_b3_counts(response, key)]
-        phi, n_key, n_response = _ceafe_counts(key, response)
-        sums["ceafe"] += [phi, n_key, phi, n_response]
+        total += document_counts(key_clusters, response_clusters)
     scores = {}
-    for name, (rn, rd, pn, pd) in sums.items():
-        rn, rd, pn, pd = (float(v) for v in (rn, rd, pn, pd))
+    for i, name in enumerate(METRICS):
+        rn, rd, pn, pd = (float(v) for v in total[4 * i:4 * i + 4])
         scores.update({f"{name}_{k}": v for k, v in _prf(rn, rd, pn, pd).items()})
     scores["avg_f1"] = sum(scores[f"{name}_f1"] for name in METRICS) / len(METRICS)
     return scores

@@ -1,0 +1,34 @@
+"""NER's evaluation units for the paired bootstrap (:mod:`elmo_repro.significance`): sentences
+(identical sentences, which share a text id, are one unit), each with its entity counts ``[true positives, predicted, gold]`` (conlleval's exact type-and-
+boundary match on IOB2, seqeval's chunking), so :func:`~elmo_repro.significance.span_f1` of their
+sum is the task's span F1. Not imported by the task: a run does not depend on this file."""
+
+from __future__ import annotations
+
+import numpy as np
+from seqeval.metrics.sequence_labeling import get_entities
+
+from ...data.conll import to_iob2
+from ...significance import span_f1 as reduce  # noqa: F401  (the metric of the summed statistics)
+
+UNIT = "sentence"
+METRIC = "f1"
+
+
+def statistics(examples: list[dict], predictions: list[list[str]]) -> tuple[list[str], np.ndarray]:
+    """``(unit keys, [units, 3])`` of a split's sentences and their IOB2 predictions.
+
+    Raises:
+        ValueError: different numbers of sentences and predictions.
+    """
+    if len(examples) != len(predictions):
+        raise ValueError(f"{len(predictions)} predictions for {len(examples)} sentences")
+    units: dict[str, list[float]] = {}
+    for example, predicted in zip(examples, predictions):
+        gold = set(get_entities(to_iob2(example["ner"])))
+        guess = set(get_entities(list(predicted)))
+        row = units.setdefault(str(example["text_ids"]["tokens"]), [0.0, 0.0, 0.0])
+        row[0] += len(gold & guess)
+        row[1] += len(guess)
+        row[2] += len(gold)
+    return list(units), np.array(list(units.values()), dtype=float)

@@ -1,0 +1,35 @@
+"""SQuAD's evaluation units for the paired bootstrap (:mod:`elmo_repro.significance`): paragraphs
+(a paragraph's questions share its text and are not independent), each with ``[Σ F1, questions]``
+where a question's F1 is the best token F1 over its references (``evaluate-v1.1.py``), so
+:func:`~elmo_repro.significance.mean_percent` of their sum is the task's F1. Not imported by the
+task: a run does not depend on this file."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...data.squad import span_text
+from ...metrics.squad import token_f1
+from ...significance import mean_percent as reduce  # noqa: F401  (the metric of the summed statistics)
+
+UNIT = "paragraph"
+METRIC = "f1"
+
+
+def statistics(examples: list[dict], predictions: list[list[int]]) -> tuple[list[str], np.ndarray]:
+    """``(unit keys, [units, 2])`` of a split's questions and their predicted token spans.
+
+    Raises:
+        ValueError: different numbers of questions and predictions, or a question without references.
+    """
+    if len(examples) != len(predictions):
+        raise ValueError(f"{len(predictions)} predictions for {len(examples)} questions")
+    units: dict[str, list[float]] = {}
+    for example, (first, last) in zip(examples, predictions):
+        if not example["answers"]:
+            raise ValueError(f"question {example['id']} has no reference answer")
+        answer = span_text(example["paragraph_text"], example["offsets"], first, last)
+        row = units.setdefault(str(example["paragraph"]), [0.0, 0.0])
+        row[0] += max(token_f1(answer, reference) for reference in example["answers"])
+        row[1] += 1.0
+    return list(units), np.array(list(units.values()), dtype=float)

@@ -1,0 +1,38 @@
+"""SRL's evaluation units for the paired bootstrap (:mod:`elmo_repro.significance`): sentences of
+the primary (WSJ) test set, each with the argument counts of all its propositions ``[correct,
+correct + excess, correct + missed]`` (``srl-eval.pl``'s ok, op, ms; ``V`` excluded), so
+:func:`~elmo_repro.significance.span_f1` of their sum, 2·ok / (2·ok + op + ms), is the task's F1.
+Not imported by the task: a run does not depend on this file."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...metrics.srl_eval import arguments, bio_to_spans, score_proposition
+from ...significance import span_f1 as reduce  # noqa: F401  (the metric of the summed statistics)
+
+UNIT = "sentence"
+METRIC = "f1"
+DOMAIN = "wsj"              # the task's primary domain (its unprefixed metrics); Brown is scored apart
+
+
+def statistics(examples: list[dict], predictions: list[list[str]]) -> tuple[list[str], np.ndarray]:
+    """``(unit keys, [units, 3])`` of a split's WSJ propositions, grouped by sentence (text id).
+
+    Raises:
+        ValueError: different numbers of propositions and predictions, or none in the domain.
+    """
+    if len(examples) != len(predictions):
+        raise ValueError(f"{len(predictions)} predictions for {len(examples)} propositions")
+    units: dict[str, list[float]] = {}
+    for example, predicted in zip(examples, predictions):
+        if example["domain"] != DOMAIN:
+            continue
+        scored, _ = score_proposition(arguments(bio_to_spans(example["tags"])), arguments(bio_to_spans(predicted)))
+        row = units.setdefault(str(example["text_ids"]["tokens"]), [0.0, 0.0, 0.0])
+        row[0] += scored.ok
+        row[1] += scored.ok + scored.op
+        row[2] += scored.ok + scored.ms
+    if not units:
+        raise ValueError(f"no {DOMAIN} proposition to score")
+    return list(units), np.array(list(units.values()), dtype=float)

@@ -1,0 +1,21 @@
+"""A task's evaluation units for the paired bootstrap: ``tasks/<task>/units.py`` defines ``UNIT``
+(what is independent: sentence, premise, paragraph, document), ``METRIC`` (the task metric it
+reproduces), ``reduce`` (that metric of summed statistics, from :mod:`elmo_repro.significance`) and
+``statistics(examples, predictions) -> (unit keys, [units, k])``. The modules are imported by name
+here, never by the task packages, so the runs do not depend on them."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from ..experiments.tasks import declaration
+
+
+def task_units(task: str) -> ModuleType:
+    """The units module of ``task``.
+
+    Raises:
+        ValueError: an unknown task name.
+    """
+    return importlib.import_module(f"{__package__}.{declaration(task).name}.units")
