@@ -297,6 +297,7 @@ PROBE_STAGES = [
 
 
 MAIN_RUNS, ANALYSIS_RUNS = RUNS_DIRS["main"], RUNS_DIRS["analysis"]
+ABLATION_TASKS = ("squad", "snli", "srl")   # the tasks of the paper's Tables 2 and 3 (their views read their data)
 TABLES = "results/tables"
 
 
@@ -324,6 +325,11 @@ TABLE_STAGES = [
                 code=[f"elmo_repro.tasks.{t}" for t in TASKS] + [f"elmo_repro.tasks.{t}.units" for t in TASKS]),
     table_stage("finetuning", ["results/metrics/finetune", MAIN_RUNS, ANALYSIS_RUNS], ["tables.finetuning"],
                 ["finetuning.md", "finetuning.json"]),
+    # the ablations of §5.1-5.2: dev and test metrics and a paired bootstrap on each split
+    *(table_stage(name, [f"paper/{name}.csv", MAIN_RUNS, ANALYSIS_RUNS, *(TASKS[t].data_dir for t in ABLATION_TASKS)],
+                  [f"tables.{name}"], [f"{name}.md", f"{name}.csv", f"{name}.json"],
+                  code=[f"elmo_repro.tasks.{t}" for t in ABLATION_TASKS] + [f"elmo_repro.tasks.{t}.units" for t in ABLATION_TASKS])
+      for name in ("table2", "table3")),
     table_stage("table4", ["results/probes/neighbours.json"], [], ["table4.md"]),
     table_stage("table5", ["paper/table5.csv", "results/probes/wsd"], [], ["table5.md", "table5.json"]),
     table_stage("table6", ["paper/table6.csv", "results/probes/pos"], [], ["table6.md", "table6.json"]),

@@ -174,7 +174,7 @@ def test_table_lists_unknown_task(params):
 
 def test_unknown_table(params):
     params["tables"]["table9"] = {}
-    assert _error(params) == "params.yaml: tables.table9: unknown table; did you mean table1? (known: table1, table1_controls, finetuning, figure2)"
+    assert _error(params) == "params.yaml: tables.table9: unknown table; did you mean table3? (known: table1, table1_controls, finetuning, figure2, table2, table3)"
 
 
 def test_unknown_placement(params):
@@ -364,3 +364,13 @@ def test_figure2_needs_learned_mixes(params):
     assert _error(params).startswith("params.yaml: tables.figure2.runs.elmo[0]: 'char_layer' has mix 'fixed'")
     params["tables"]["figure2"]["runs"]["elmo"] = ["baseline"]
     assert "runs have no layer weights" in _error(params)
+
+
+def test_an_ablation_table_names_a_column_for_each_spec(params):
+    params["tables"]["table2"] = {"runs": {"tasks": ["snli"], "elmo": ["baseline", "elmo"], "seeds": [0]},
+                                  "paper": "paper/table2.csv", "columns": {"baseline": "baseline"},
+                                  "compare": [["baseline", "elmo"]]}
+    assert "columns: name exactly the specs of runs.elmo, in order (baseline, elmo)" in _error(params)
+    params["tables"]["table2"]["columns"]["elmo"] = "all_lambda_0.001"
+    params["tables"]["table2"]["compare"] = [["baseline", "elmo_last"]]
+    assert "compare[0]: 'elmo_last' is not listed in runs.elmo" in _error(params)

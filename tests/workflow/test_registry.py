@@ -34,9 +34,16 @@ def test_the_main_job_is_table1_and_the_analysis_job_everything_else():
     assert set(table1_tasks) <= set(TASKS)
     assert {rid for fam in PARAMS["runs"]["main"].values() for rid in fam} == {
         f"{task}-{elmo}-s{seed}" for task in table1_tasks for elmo in ("baseline", "elmo") for seed in (0, 1, 2)}
-    assert {rid for fam in PARAMS["runs"]["analysis"].values() for rid in fam} == {
+    analysis_runs = {rid for fam in PARAMS["runs"]["analysis"].values() for rid in fam}
+    assert {rid for rid in analysis_runs if "-char_layer-" in rid} == {
         f"{task}-char_layer-s{seed}" for task in PARAMS["tables"]["table1_controls"]["runs"]["tasks"]
         for seed in (0, 1, 2)}
+    # Tables 2 and 3: a spec that computes Table 1's +ELMo run (SRL's input placement, SQuAD's and
+    # SNLI's input and output) is not trained again
+    ablations = analysis_runs - {rid for rid in analysis_runs if "-char_layer-" in rid}
+    assert {rid.rsplit("-s", 1)[0] for rid in ablations} == {
+        f"{task}-{spec}" for task in ("squad", "snli", "srl") for spec in ("elmo_last", "elmo_lambda_1", "elmo_output")
+    } | {"squad-elmo_input", "snli-elmo_input", "srl-elmo_both"}
     # the main job's table reads the main job's runs only, so `dvc repro` never trains an analysis run
     table1 = next(s for s in STAGES if s.name == "table1")
     assert RUNS_DIRS["main"] in table1.deps and RUNS_DIRS["analysis"] not in table1.deps

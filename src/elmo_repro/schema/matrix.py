@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, create_model, model_validator
+from pydantic import AfterValidator, Field, create_model, model_validator
 
 from ..experiments.specs import BILMS, JOBS, NO_ELMO, ElmoSpec, RunSpec, TableRuns
 from ..experiments.strict import Strict
@@ -103,8 +103,30 @@ class Figure2Spec(TableSpec):
         return self
 
 
+class AblationTableSpec(TableSpec):
+    """An ablation table of the paper (Tables 2 and 3): one column per ELMo spec of ``runs.elmo``
+    (``baseline`` included), labelled by the paper's column (``columns``: spec -> its column in
+    ``paper``, a CSV under ``paper/``), dev and test metrics, and a paired bootstrap for each pair
+    of ``compare`` ([other, treatment]), Holm-corrected over the table."""
+
+    paper: str
+    columns: dict[str, str]
+    compare: list[Annotated[list[str], Field(min_length=2, max_length=2)]] = Field(min_length=1)   # [other, treatment]
+
+    @model_validator(mode="after")
+    def _columns(self) -> "AblationTableSpec":
+        if list(self.columns) != list(self.runs.elmo):
+            raise ValueError(f"columns: name exactly the specs of runs.elmo, in order ({', '.join(self.runs.elmo)})")
+        for i, pair in enumerate(self.compare):
+            for name in pair:
+                if name not in self.runs.elmo:
+                    raise ValueError(f"compare[{i}]: {name!r} is not listed in runs.elmo")
+        return self
+
+
 # One model per table that requests runs; the tables of the probes and CoVe request none.
 TABLE_SCHEMAS: dict[str, type] = {"table1": Table1Spec, "table1_controls": TableSpec,
-                                  "finetuning": FinetuningTableSpec, "figure2": Figure2Spec}
+                                  "finetuning": FinetuningTableSpec, "figure2": Figure2Spec,
+                                  "table2": AblationTableSpec, "table3": AblationTableSpec}
 TablesSection = create_model("TablesSection", __base__=Strict,   # every table is optional
                              **{table: (schema, None) for table, schema in TABLE_SCHEMAS.items()})

@@ -22,8 +22,9 @@ RESAMPLES = 10_000
 SPLIT = "test"
 
 
-def run_statistics(task: str, runs: list[TableRun], examples: list[dict]) -> tuple[list[str], np.ndarray]:
-    """``(unit keys, [seeds, units, k])`` of ``runs`` (one task), in the order given.
+def run_statistics(task: str, runs: list[TableRun], examples: list[dict],
+                   split: str = SPLIT) -> tuple[list[str], np.ndarray]:
+    """``(unit keys, [seeds, units, k])`` of ``runs`` (one task) on ``split``, in the order given.
 
     Raises:
         InputError: a run without test predictions, or whose units differ from the first run's.
@@ -34,9 +35,9 @@ def run_statistics(task: str, runs: list[TableRun], examples: list[dict]) -> tup
         path = run.folder / "predictions.json"
         if not path.is_file():
             raise InputError(path, "missing: the run's predictions are a DVC output (`dvc repro` or `dvc pull`)")
-        predictions = read_json(path).get(SPLIT)
+        predictions = read_json(path).get(split)
         if predictions is None:
-            raise InputError(path, f"no {SPLIT!r} predictions")
+            raise InputError(path, f"no {split!r} predictions")
         run_keys, statistics = units.statistics(examples, predictions)
         if keys is not None and run_keys != keys:
             raise InputError(path, f"its {units.UNIT}s differ from those of {runs[0].id}")
@@ -46,8 +47,8 @@ def run_statistics(task: str, runs: list[TableRun], examples: list[dict]) -> tup
 
 
 def compare(task: str, control: list[TableRun], treatment: list[TableRun], examples: list[dict] | None = None,
-            resamples: int = RESAMPLES) -> dict[str, Any]:
-    """The paired bootstrap of ``treatment`` − ``control`` on the task's test split, seeds paired by
+            resamples: int = RESAMPLES, split: str = SPLIT) -> dict[str, Any]:
+    """The paired bootstrap of ``treatment`` − ``control`` on the task's ``split``, seeds paired by
     seed number (the seeds both sides have): the :class:`~elmo_repro.significance.Comparison`'s
     fields, the unit's name and the runs of each side.
 
@@ -60,12 +61,12 @@ def compare(task: str, control: list[TableRun], treatment: list[TableRun], examp
                          f"and {[r.id for r in treatment]}")
     pick = lambda runs: [next(r for r in runs if r.spec.seed == s) for s in seeds]  # noqa: E731
     control, treatment = pick(control), pick(treatment)
-    examples = get_task(task).read(SPLIT) if examples is None else examples
+    examples = get_task(task).read(split) if examples is None else examples
     units = task_units(task)
-    _, a = run_statistics(task, control, examples)
-    _, b = run_statistics(task, treatment, examples)
+    _, a = run_statistics(task, control, examples, split)
+    _, b = run_statistics(task, treatment, examples, split)
     result: Comparison = paired_bootstrap(a, b, units.reduce, resamples=resamples, seed=0)
-    return {**asdict(result), "unit": units.UNIT, "metric": units.METRIC,
+    return {**asdict(result), "unit": units.UNIT, "metric": units.METRIC, "split": split,
             "control_runs": [r.id for r in control], "treatment_runs": [r.id for r in treatment]}
 
 

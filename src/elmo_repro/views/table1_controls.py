@@ -21,7 +21,7 @@ def comparisons(params: dict[str, Any]) -> list[dict[str, Any]]:
     runs = table_runs(params, "table1") + table_runs(params, "table1_controls")
     out = []
     for task in spec["runs"]["tasks"]:
-        group = lambda name: [r for r in runs if r.spec.task == task and r.spec.elmo_name == name]  # noqa: E731
+        group = lambda name: [r for r in runs if r.spec.task == task and r.cell == name]  # noqa: E731
         elmo = group(spec["elmo"])
         for name, label in ((NO_ELMO, "+ELMo vs baseline"), (spec.get("control"), "+ELMo vs char layer")):
             if name and group(name) and elmo:
