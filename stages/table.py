@@ -1,6 +1,6 @@
 """Stage family of the tables: ``python -m stages.table --table NAME`` builds one view
 (``elmo_repro.views.<NAME>``: Table 1 in the main job; Table 1 with its controls, the fine-tuning
-table, Tables 4, 5, 6, CoVe's BLEU and Figure 2 in the analysis job) and writes its files under
+table, Tables 4, 5, 6, CoVe's BLEU, Tables 2 and 3 and Figures 1 and 2 in the analysis job) and writes its files under
 ``results/tables/`` atomically, each logged to the stage's MLflow run. Run ids in the JSON find
 each number's MLflow run (tag ``run_id``).
 """
@@ -17,7 +17,7 @@ from stages import stage_args, stage_parser
 
 TABLES = Path("results/tables")
 VIEWS = ("table1", "table1_controls", "finetuning", "table2", "table3", "table4", "table5", "table6", "cove_table",
-         "figure2")
+         "figure1", "figure2")
 
 
 def main(argv: list[str] | None = None) -> None:

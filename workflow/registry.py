@@ -335,6 +335,10 @@ TABLE_STAGES = [
     table_stage("table6", ["paper/table6.csv", "results/probes/pos"], [], ["table6.md", "table6.json"]),
     table_stage("cove_table", ["results/cove/bleu.json", "results/metrics/cove_published_bleu.json",
                                "results/metrics/multi30k_data.json"], [], ["cove.md"]),
+    # Figure 1 (§5.4): dev metric against training-set size, the runs tables.figure1 lists
+    replace(table_stage("figure1", [MAIN_RUNS, ANALYSIS_RUNS], ["tables.figure1"], ["figure1.md"]),
+            plots=[f"{TABLES}/figure1.csv", f"{TABLES}/figure1.png"],
+            plot_props={f"{TABLES}/figure1.csv": {"template": "learning_curve", "x": "train_examples", "y": "dev"}}),
     # Figure 2 (§5.5): the learned layer weights of the runs tables.figure2 lists (Table 1's +ELMo)
     replace(table_stage("figure2", [MAIN_RUNS, ANALYSIS_RUNS], ["tables.figure2"], ["figure2.md"]),
             plots=[f"{TABLES}/figure2.csv", f"{TABLES}/figure2.png"],

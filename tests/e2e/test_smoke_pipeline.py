@@ -65,7 +65,7 @@ def test_table_has_the_task_rows_and_perplexity(smoke_repo):
     markdown = (smoke_repo / "results/tables/table1.md").read_text()
     assert "| NER" in markdown and "Not comparable" in markdown and "table1_controls.md" in markdown
     for name in ("table4.md", "table5.md", "table6.md", "cove.md", "finetuning.md",   # the analysis job's views
-                 "table2.md", "table3.md", "figure2.md", "figure2.png"):
+                 "table2.md", "table3.md", "figure1.md", "figure1.png", "figure2.md", "figure2.png"):
         assert (smoke_repo / "results/tables" / name).stat().st_size > 0, name
 
 

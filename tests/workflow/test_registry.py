@@ -40,7 +40,11 @@ def test_the_main_job_is_table1_and_the_analysis_job_everything_else():
         for seed in (0, 1, 2)}
     # Tables 2 and 3: a spec that computes Table 1's +ELMo run (SRL's input placement, SQuAD's and
     # SNLI's input and output) is not trained again
-    ablations = analysis_runs - {rid for rid in analysis_runs if "-char_layer-" in rid}
+    # Figure 1: SNLI and SRL at 1% and 10% of their training data (100% is Table 1's)
+    fractions = {rid for rid in analysis_runs if "-f" in rid.rsplit("-s", 1)[1]}
+    assert fractions == {f"{task}-{elmo}-s{seed}-f{pct}" for task in ("snli", "srl") for elmo in ("baseline", "elmo")
+                         for seed in (0, 1, 2) for pct in (1, 10)}
+    ablations = analysis_runs - fractions - {rid for rid in analysis_runs if "-char_layer-" in rid}
     assert {rid.rsplit("-s", 1)[0] for rid in ablations} == {
         f"{task}-{spec}" for task in ("squad", "snli", "srl") for spec in ("elmo_last", "elmo_lambda_1", "elmo_output")
     } | {"squad-elmo_input", "snli-elmo_input", "srl-elmo_both"}

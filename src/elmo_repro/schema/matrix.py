@@ -127,6 +127,7 @@ class AblationTableSpec(TableSpec):
 # One model per table that requests runs; the tables of the probes and CoVe request none.
 TABLE_SCHEMAS: dict[str, type] = {"table1": Table1Spec, "table1_controls": TableSpec,
                                   "finetuning": FinetuningTableSpec, "figure2": Figure2Spec,
-                                  "table2": AblationTableSpec, "table3": AblationTableSpec}
+                                  "table2": AblationTableSpec, "table3": AblationTableSpec,
+                                  "figure1": TableSpec}
 TablesSection = create_model("TablesSection", __base__=Strict,   # every table is optional
                              **{table: (schema, None) for table, schema in TABLE_SCHEMAS.items()})
