@@ -38,6 +38,7 @@ from ...elmo.injection import ElmoInjection
 from ...experiments.specs import ElmoSpec
 from ...nn.bilstm import BiLSTM
 from ...nn.char_cnn import CharCNN
+from ...nn.rows import take_rows
 from ..word_embeddings import PAD
 
 DISTANCE_BINS = 10
@@ -201,11 +202,11 @@ class CorefModel(nn.Module):
         widths = ends - starts                                                  # width - 1
         index = (starts[:, None] + torch.arange(max_width)[None, :]).clamp(max=head.size(0) - 1)  # (N, W)
         inside = torch.arange(max_width)[None, :] <= widths[:, None]            # (N, W)
-        logits = self.head_scorer(context).squeeze(-1)[index].masked_fill(~inside, float("-inf"))
+        logits = take_rows(self.head_scorer(context).squeeze(-1), index).masked_fill(~inside, float("-inf"))
         attention = torch.softmax(logits, dim=1)                                # (N, W)
-        head_vector = (attention.unsqueeze(-1) * head[index]).sum(1)            # (N, head_dim)
+        head_vector = (attention.unsqueeze(-1) * take_rows(head, index)).sum(1)  # (N, head_dim)
         width = self.dropout(self.width_embedding(widths))
-        return torch.cat([context[starts], context[ends], head_vector, width], dim=-1)
+        return torch.cat([take_rows(context, starts), take_rows(context, ends), head_vector, width], dim=-1)
 
     def _score(self, doc: dict) -> dict:
         """The kept spans, their candidate antecedents and the (M, 1 + K') antecedent scores."""
@@ -218,10 +219,10 @@ class CorefModel(nn.Module):
         g, mention, starts, ends = g[kept], mention[kept], starts[kept], ends[kept]
         antecedents, valid = antecedent_candidates(len(kept), self.cfg["max_antecedents"])
         target = g.unsqueeze(1).expand(-1, antecedents.size(1), -1)             # (M, K', G)
-        other = g[antecedents]                                                  # (M, K', G)
+        other = take_rows(g, antecedents)                                       # (M, K', G)
         distance = self.dropout(self.distance_embedding(distance_bins(torch.arange(1, antecedents.size(1) + 1))))
         pair = torch.cat([target, other, target * other, distance.unsqueeze(0).expand(len(kept), -1, -1)], dim=-1)
-        scores = self.pair_scorer(pair).squeeze(-1) + mention[:, None] + mention[antecedents]   # (M, K')
+        scores = self.pair_scorer(pair).squeeze(-1) + mention[:, None] + take_rows(mention, antecedents)  # (M, K')
         scores = scores.masked_fill(~valid, float("-inf"))
         scores = torch.cat([scores.new_zeros(len(kept), 1), scores], dim=1)     # ε first, score 0
         return {"starts": starts, "ends": ends, "antecedents": antecedents, "valid": valid, "scores": scores}

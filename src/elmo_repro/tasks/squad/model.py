@@ -36,6 +36,7 @@ from ...experiments.specs import ElmoSpec
 from ...nn.attention import BiAttention, SelfAttention
 from ...nn.bigru import BiGRU
 from ...nn.char_cnn import CharCNN
+from ...nn.rows import take_rows
 from ...nn.variational_dropout import InputVariationalDropout
 from ..word_embeddings import PAD
 from .decode import best_spans
@@ -89,7 +90,7 @@ class SquadReader(nn.Module):
                        *([mixes["input"]] if "input" in mixes else [])], dim=-1)
         h = self.encoder(self.dropout(x), batch[f"{side}_lengths"])
         if rows is not None:
-            h, mixes = h[rows], {point: mix[rows] for point, mix in mixes.items()}
+            h, mixes = take_rows(h, rows), {point: take_rows(mix, rows) for point, mix in mixes.items()}
         return torch.cat([self.dropout(h), *([mixes["output"]] if "output" in mixes else [])], dim=-1)
 
     def scores(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
