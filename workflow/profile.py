@@ -2,7 +2,7 @@
 
 A profile is ``workflow/profiles/base.yaml`` deep-merged with ``workflow/profiles/<name>.yaml``,
 plus the ``runs`` section: the union of the runs the tables list (``tables.*.runs``), each with its
-ELMo spec written out (:func:`elmo_repro.experiments.specs.render_runs`), which DVC's ``foreach``
+ELMo spec written out (:func:`elmo_repro.experiments.rendering.render_runs`), which DVC's ``foreach``
 stages and the Snakefile expand into one job per run. ``params.yaml`` is the only file DVC and the
 stages read; the committed one is the ``tiny`` profile.
 
@@ -19,7 +19,8 @@ from typing import Any
 
 import yaml
 
-from elmo_repro.experiments.specs import render_elmo_features, render_finetune_tasks, render_runs
+from elmo_repro.experiments.rendering import render_runs
+from elmo_repro.experiments.specs import render_elmo_features, render_finetune_tasks
 from elmo_repro.params import load_params
 
 PROFILES = Path(__file__).resolve().parent / "profiles"

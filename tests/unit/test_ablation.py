@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from elmo_repro.experiments.specs import job_runs, render_runs
+from elmo_repro.experiments.rendering import render_runs
+from elmo_repro.experiments.specs import job_runs
 from elmo_repro.tasks.base import get_task
 from elmo_repro.views import ablation
 from elmo_repro.views.query import table_runs

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from elmo_repro.experiments.specs import render_runs
+from elmo_repro.experiments.rendering import render_runs
 from elmo_repro.io import InputError
 from elmo_repro.views import figure1
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from elmo_repro.experiments.specs import NO_ELMO, TASKS, render_runs
+from elmo_repro.experiments.rendering import render_runs
+from elmo_repro.experiments.specs import NO_ELMO, TASKS
 from elmo_repro.io import InputError
 from elmo_repro.params import load_params
 from elmo_repro.schema import (EVAL_SPLITS, HELDOUT_TEXTS, LM_SOURCES, SECTIONS, TASK_SCHEMAS,

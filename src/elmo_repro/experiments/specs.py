@@ -157,7 +157,6 @@ def render_runs(tables: dict, elmo_specs: dict) -> dict[str, dict[str, dict[str,
     """
     specs = {name: ElmoSpec.model_validate(value) for name, value in elmo_specs.items()}
     runs: dict[str, dict[str, dict[str, dict]]] = {job: {} for job in JOBS}
-    rendered: set[str] = set()          # the content of every run so far (run_content)
     # main tables first: a run both jobs list is trained once, by the main job
     for table_name, table in sorted(tables.items(), key=lambda item: table_job(item[0]) != "main"):
         if not table.get("runs"):
@@ -174,20 +173,11 @@ def render_runs(tables: dict, elmo_specs: dict) -> dict[str, dict[str, dict[str,
                     for fraction in wanted.train_fractions:
                         spec = RunSpec(task=task, elmo_name=name, elmo=elmo, seed=seed,
                                        train_fraction=fraction)
-                        # the same run under another spec name (e.g. Table 3's "input only" for a
-                        # task whose paper placement is the input): trained once, under the first name
-                        if run_content(spec) in rendered:
+                        if any(spec.id in items for items in runs["main"].values()):
                             continue
-                        rendered.add(run_content(spec))
                         runs[job].setdefault(spec.family, {})[spec.id] = spec.model_dump(mode="json")
     families = [family(task, with_elmo) for task in TASKS for with_elmo in (False, True)]
     return {job: {fam: dict(sorted(runs[job].get(fam, {}).items())) for fam in families} for job in JOBS}
-
-
-def run_content(spec: RunSpec) -> str:
-    """What a run computes, whatever its spec is called: task, resolved ELMo spec, seed, fraction."""
-    return RunSpec.model_validate({**spec.model_dump(mode="json"), "elmo_name": NO_ELMO if spec.elmo is None
-                                   else "_"}).model_dump_json()
 
 
 def job_runs(runs_section: dict, job: str | None = None) -> dict[str, dict]:

@@ -22,7 +22,8 @@ from typing import Annotated, Any
 
 from pydantic import Field, create_model
 
-from ..experiments.specs import NO_ELMO, render_elmo_features, render_finetune_tasks, render_runs
+from ..experiments.rendering import render_runs
+from ..experiments.specs import NO_ELMO, render_elmo_features, render_finetune_tasks
 from ..experiments.strict import Strict
 from ..experiments.tasks import TASKS
 from .errors import problems_of, raise_problems, unknown_key

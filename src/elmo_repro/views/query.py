@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..experiments.specs import (NO_ELMO, RUNS_DIRS, ElmoSpec, RunSpec, TableRuns, resolve_elmo, run_content,
-                                 run_id)
+from ..experiments.rendering import run_content
+from ..experiments.specs import NO_ELMO, RUNS_DIRS, ElmoSpec, RunSpec, TableRuns, resolve_elmo, run_id
 from ..io import InputError
 
 
