@@ -371,7 +371,7 @@ def test_an_ablation_table_names_a_column_for_each_spec(params):
     params["tables"]["table2"] = {"runs": {"tasks": ["snli"], "elmo": ["baseline", "elmo"], "seeds": [0]},
                                   "paper": "paper/table2.csv", "columns": {"baseline": "baseline"},
                                   "compare": [["baseline", "elmo"]]}
-    assert "columns: name exactly the specs of runs.elmo, in order (baseline, elmo)" in _error(params)
+    assert "columns: name exactly the specs of runs.elmo (baseline, elmo)" in _error(params)
     params["tables"]["table2"]["columns"]["elmo"] = "all_lambda_0.001"
     params["tables"]["table2"]["compare"] = [["baseline", "elmo_last"]]
     assert "compare[0]: 'elmo_last' is not listed in runs.elmo" in _error(params)

@@ -115,8 +115,8 @@ class AblationTableSpec(TableSpec):
 
     @model_validator(mode="after")
     def _columns(self) -> "AblationTableSpec":
-        if list(self.columns) != list(self.runs.elmo):
-            raise ValueError(f"columns: name exactly the specs of runs.elmo, in order ({', '.join(self.runs.elmo)})")
+        if set(self.columns) != set(self.runs.elmo):
+            raise ValueError(f"columns: name exactly the specs of runs.elmo ({', '.join(self.runs.elmo)})")
         for i, pair in enumerate(self.compare):
             for name in pair:
                 if name not in self.runs.elmo:

@@ -64,7 +64,7 @@ def ablation(params: dict[str, Any], table: str, resamples: int = RESAMPLES) -> 
         rows.append({"task": task, "metric": metric,
                      "cells": {name: {"paper": paper.get(task, {}).get(column),
                                       **{split: cell(of(name), split, metric) for split in SPLITS}}
-                               for name, column in spec["columns"].items()}})
+                               for name, column in columns_of(spec).items()}})
         for split in SPLITS:
             examples = get_task(task).read(split)
             for other, treatment in spec["compare"]:
@@ -79,8 +79,13 @@ def _fmt_p(p: float, resamples: int) -> str:
     return f"≤ {floor:.4f}" if p <= floor else f"{p:.4f}"
 
 
+def columns_of(spec: dict[str, Any]) -> dict[str, str]:
+    """ELMo spec -> the paper's column, in the order of ``runs.elmo`` (the table's column order)."""
+    return {name: spec["columns"][name] for name in spec["runs"]["elmo"]}
+
+
 def markdown(result: dict[str, Any], spec: dict[str, Any], resamples: int = RESAMPLES) -> str:
-    columns = spec["columns"]
+    columns = columns_of(spec)
     lines = [f"### {TITLES.get(result['table'], result['table'])} (profile `{result['profile']}`)", "",
              "Each cell: the paper's development-set number / ours, mean ± sample std over seeds "
              f"({', '.join(map(str, spec['runs']['seeds']))}); † = a run's best epoch was its last. Ours "
