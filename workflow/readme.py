@@ -146,7 +146,7 @@ def requirements() -> str:
     analysis_path = JOBS / "analysis_job.json"
     analysis = _job_line(_read(analysis_path)) if analysis_path.is_file() else "not measured yet"
     if ADDITIONS.is_file():      # stages added since the whole job was last measured, timed on their own
-        analysis += f"; then, measured on their own, the stages added since: {_job_line(_read(ADDITIONS))}"
+        analysis += f"; then the stages added or changed since, run on their own: {_job_line(_read(ADDITIONS))}"
     from elmo_repro import fetch
 
     sizes = {name: (src.bytes if src.bytes is not None else sum(size for size, _ in src.pins.values()))
