@@ -40,6 +40,10 @@ def stale_stages(repo: Path) -> tuple[set[str], set[str]]:
 
 TASK_ROWS = {"ner": 4, "sst5": 5, "snli": 1, "squad": 0, "srl": 2, "coref": 3}   # task -> its row in the paper's Table 1
 RUNS = {f"{task}-{elmo}-s0" for task in TASK_ROWS for elmo in ("baseline", "elmo", "char_layer")}
+# the smoke profile's Table 2 (SNLI), Table 3 (SRL; its "input only" is Table 1's srl-elmo-s0) and
+# Figure 1 (SRL at 10%): the analysis job's other runs
+ANALYSIS_RUNS = {"snli-elmo_last-s0", "snli-elmo_lambda_1-s0", "srl-elmo_both-s0", "srl-elmo_output-s0",
+                 "srl-baseline-s0-f10", "srl-elmo-s0-f10"}
 
 
 def test_table_has_the_task_rows_and_perplexity(smoke_repo):
@@ -78,7 +82,7 @@ def test_every_stage_logged_an_mlflow_run(smoke_repo):
         assert stages == {s.name for s in expanded}
         tagged = {value for (value,) in db.execute("SELECT t.value FROM tags t JOIN runs r ON r.run_uuid = t.run_uuid "
                                                    "WHERE t.key = 'run_id' AND r.status = 'FINISHED'")}
-        assert tagged == RUNS | {f"{task}-floor" for task in TASK_ROWS}   # each run found by its run id tag
+        assert tagged == RUNS | ANALYSIS_RUNS | {f"{task}-floor" for task in TASK_ROWS}   # each run by its run id tag
         durations = db.execute("SELECT COUNT(DISTINCT run_uuid) FROM metrics WHERE key = 'duration_s'").fetchone()
         assert durations[0] >= len(expanded)
         # the main job under the launcher: its stage runs are children of one pipeline run; the
@@ -108,10 +112,11 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
     assert changed == {"pretrain_bilm", "perplexity", *(f"finetune@{task}" for task in TASK_ROWS),
                        *(f"features@{task}-finetuned" for task in TASK_ROWS),
                        "probe_features@bilm", "probe_features@cove", "neighbours"}
-    all_elmo_runs = {f"train_{task}_elmo@{task}-{elmo}-s0" for task in TASK_ROWS for elmo in ("elmo", "char_layer")}
+    all_elmo_runs = {f"train_{task}_elmo@{task}-{elmo}-s0" for task in TASK_ROWS for elmo in ("elmo", "char_layer")} | {
+        f"train_{rid.split('-')[0]}_elmo@{rid}" for rid in ANALYSIS_RUNS if "-baseline-" not in rid}
     probes = {f"{probe}@{source}" for probe in ("probe_wsd", "probe_pos") for source in ("bilm", "cove")}
     # the baselines, CoVe's training and the probes' baselines need no biLM (nor does CoVe's table)
-    run_tables = {"table1", "table1_controls", "finetuning"}
+    run_tables = {"table1", "table1_controls", "finetuning", "table2", "table3", "figure1", "figure2"}
     assert stale == changed | all_elmo_runs | probes | run_tables | {"table4", "table5", "table6"}
     elmo_runs = {"train_ner_elmo@ner-elmo-s0", "train_ner_elmo@ner-char_layer-s0"}
     params_file = smoke_repo / "params.yaml"
@@ -128,8 +133,10 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
         # one task's parameters: that task's runs only
         ner_runs = {"train_ner@ner-baseline-s0", *elmo_runs}
         assert edited(lambda p: p["tasks"]["ner"]["model"].update(lstm_hidden=33)) == (ner_runs, ner_runs | run_tables)
-        # an ELMo spec: the runs that use it
-        elmo_spec_runs = {f"train_{task}_elmo@{task}-elmo-s0" for task in TASK_ROWS}
+        # an ELMo spec: the runs that use it; and Table 3's SRL "input only", which read Table 1's
+        # +ELMo run while the two specs computed the same run, becomes a run of its own
+        elmo_spec_runs = {f"train_{task}_elmo@{task}-elmo-s0" for task in TASK_ROWS} | {
+            "train_srl_elmo@srl-elmo-s0-f10", "train_srl_elmo@srl-elmo_input-s0"}
         assert edited(lambda p: p["elmo_specs"]["elmo"].update(l2_coef=0.01)) == (
             elmo_spec_runs, elmo_spec_runs | run_tables)
         # a seed more: one new job per (task, ELMo spec) of the tables, and the tables

@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..experiments.specs import NO_ELMO
 from ..experiments.tasks import TASKS
 from ..io import InputError, read_json
 from . import Output
@@ -29,9 +30,11 @@ from .query import table_runs
 TABLE = "figure1"
 
 
-def label(spec_name: str, elmo: str) -> str:
-    """``baseline``, ``+ELMo`` (Table 1's spec) or ``+ELMo (<spec>)``."""
-    return "baseline" if spec_name == "baseline" else ("+ELMo" if spec_name == elmo else f"+ELMo ({spec_name})")
+def label(spec_name: str, elmo_specs: set[str]) -> str:
+    """``baseline``, ``+ELMo`` (the table's one ELMo spec) or ``+ELMo (<spec>)`` (one of several)."""
+    if spec_name == NO_ELMO:
+        return "baseline"
+    return "+ELMo" if len(elmo_specs) == 1 else f"+ELMo ({spec_name})"
 
 
 def points(params: dict[str, Any]) -> pd.DataFrame:
@@ -40,7 +43,7 @@ def points(params: dict[str, Any]) -> pd.DataFrame:
     Raises:
         InputError: a run without metrics, or runs of one cell with different training sizes.
     """
-    elmo = params["tables"].get("table1", {}).get("elmo", "elmo")
+    elmo = set(params["tables"][TABLE]["runs"]["elmo"]) - {NO_ELMO}
     cells: dict[tuple, list] = {}
     for run in table_runs(params, TABLE):
         path = run.folder / "metrics.json"
