@@ -9,6 +9,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .units import grouped
+
 
 def grouped_accuracy(labels: Sequence[Any], field: str, examples: list[dict],
                      predictions: list[int]) -> tuple[list[str], np.ndarray]:
@@ -21,9 +23,6 @@ def grouped_accuracy(labels: Sequence[Any], field: str, examples: list[dict],
     """
     if len(examples) != len(predictions):
         raise ValueError(f"{len(predictions)} predictions for {len(examples)} examples")
-    units: dict[str, list[float]] = {}
-    for example, predicted in zip(examples, predictions):
-        row = units.setdefault(str(example["text_ids"][field]), [0.0, 0.0])
-        row[0] += float(list(labels).index(example["label"]) == predicted)
-        row[1] += 1.0
-    return list(units), np.array(list(units.values()), dtype=float)
+    index = list(labels)
+    return grouped(((str(e["text_ids"][field]), [float(index.index(e["label"]) == p), 1.0])
+                    for e, p in zip(examples, predictions)), 2)

@@ -8,8 +8,19 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Iterable, Sequence
+
+import numpy as np
 
 from ..experiments.tasks import declaration
+
+
+def grouped(rows: Iterable[tuple[str, Sequence[float]]], width: int) -> tuple[list[str], np.ndarray]:
+    """``(unit keys, [units, width])``: the rows of each key summed, keys in order of first appearance."""
+    units: dict[str, np.ndarray] = {}
+    for key, row in rows:
+        units[key] = units.get(key, np.zeros(width)) + np.asarray(row, dtype=float)
+    return list(units), np.array(list(units.values()), dtype=float).reshape(len(units), width)
 
 
 def task_units(task: str) -> ModuleType:

@@ -10,6 +10,7 @@ from seqeval.metrics.sequence_labeling import get_entities
 
 from ...data.conll import to_iob2
 from ...significance import span_f1 as reduce  # noqa: F401  (the metric of the summed statistics)
+from ..units import grouped
 
 UNIT = "sentence"
 METRIC = "f1"
@@ -23,12 +24,8 @@ def statistics(examples: list[dict], predictions: list[list[str]]) -> tuple[list
     """
     if len(examples) != len(predictions):
         raise ValueError(f"{len(predictions)} predictions for {len(examples)} sentences")
-    units: dict[str, list[float]] = {}
-    for example, predicted in zip(examples, predictions):
-        gold = set(get_entities(to_iob2(example["ner"])))
-        guess = set(get_entities(list(predicted)))
-        row = units.setdefault(str(example["text_ids"]["tokens"]), [0.0, 0.0, 0.0])
-        row[0] += len(gold & guess)
-        row[1] += len(guess)
-        row[2] += len(gold)
-    return list(units), np.array(list(units.values()), dtype=float)
+    def row(example: dict, predicted: list[str]) -> list[int]:
+        gold, guess = set(get_entities(to_iob2(example["ner"]))), set(get_entities(list(predicted)))
+        return [len(gold & guess), len(guess), len(gold)]
+
+    return grouped(((str(e["text_ids"]["tokens"]), row(e, p)) for e, p in zip(examples, predictions)), 3)

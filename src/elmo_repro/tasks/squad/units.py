@@ -11,6 +11,7 @@ import numpy as np
 from ...data.squad import span_text
 from ...metrics.squad import token_f1
 from ...significance import mean_percent as reduce  # noqa: F401  (the metric of the summed statistics)
+from ..units import grouped
 
 UNIT = "paragraph"
 METRIC = "f1"
@@ -24,12 +25,10 @@ def statistics(examples: list[dict], predictions: list[list[int]]) -> tuple[list
     """
     if len(examples) != len(predictions):
         raise ValueError(f"{len(predictions)} predictions for {len(examples)} questions")
-    units: dict[str, list[float]] = {}
-    for example, (first, last) in zip(examples, predictions):
+    def row(example: dict, first: int, last: int) -> list[float]:
         if not example["answers"]:
             raise ValueError(f"question {example['id']} has no reference answer")
         answer = span_text(example["paragraph_text"], example["offsets"], first, last)
-        row = units.setdefault(str(example["paragraph"]), [0.0, 0.0])
-        row[0] += max(token_f1(answer, reference) for reference in example["answers"])
-        row[1] += 1.0
-    return list(units), np.array(list(units.values()), dtype=float)
+        return [max(token_f1(answer, reference) for reference in example["answers"]), 1.0]
+
+    return grouped(((str(e["paragraph"]), row(e, first, last)) for e, (first, last) in zip(examples, predictions)), 2)

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...metrics.srl_eval import arguments, bio_to_spans, score_proposition
 from ...significance import span_f1 as reduce  # noqa: F401  (the metric of the summed statistics)
+from ..units import grouped
 
 UNIT = "sentence"
 METRIC = "f1"
@@ -24,15 +25,12 @@ def statistics(examples: list[dict], predictions: list[list[str]]) -> tuple[list
     """
     if len(examples) != len(predictions):
         raise ValueError(f"{len(predictions)} predictions for {len(examples)} propositions")
-    units: dict[str, list[float]] = {}
-    for example, predicted in zip(examples, predictions):
-        if example["domain"] != DOMAIN:
-            continue
+    def row(example: dict, predicted: list[str]) -> list[int]:
         scored, _ = score_proposition(arguments(bio_to_spans(example["tags"])), arguments(bio_to_spans(predicted)))
-        row = units.setdefault(str(example["text_ids"]["tokens"]), [0.0, 0.0, 0.0])
-        row[0] += scored.ok
-        row[1] += scored.ok + scored.op
-        row[2] += scored.ok + scored.ms
-    if not units:
+        return [scored.ok, scored.ok + scored.op, scored.ok + scored.ms]
+
+    keys, statistics = grouped(((str(e["text_ids"]["tokens"]), row(e, p)) for e, p in zip(examples, predictions)
+                                if e["domain"] == DOMAIN), 3)
+    if not keys:
         raise ValueError(f"no {DOMAIN} proposition to score")
-    return list(units), np.array(list(units.values()), dtype=float)
+    return keys, statistics
