@@ -55,15 +55,15 @@ def table_runs(params: dict[str, Any], table: str) -> list[TableRun]:
     runs = []
     for task in wanted.tasks:
         for elmo in wanted.elmo:
+            if elmo != NO_ELMO and elmo not in elmo_specs:
+                raise InputError("params.yaml", f"tables.{table}.runs.elmo: unknown ELMo spec {elmo!r}")
+            resolved = None if elmo == NO_ELMO else resolve_elmo(ElmoSpec.model_validate(elmo_specs[elmo]), task)
             for seed in wanted.seeds:
                 for fraction in wanted.train_fractions:
-                    rid = run_id(task, elmo, seed, fraction)
-                    if rid not in rendered and (elmo == NO_ELMO or elmo in elmo_specs):
-                        resolved = None if elmo == NO_ELMO else resolve_elmo(ElmoSpec.model_validate(elmo_specs[elmo]), task)
-                        asked = RunSpec(task=task, elmo_name=elmo, elmo=resolved, seed=seed, train_fraction=fraction)
-                        rid = by_content.get(run_content(asked), rid)
-                    if rid not in rendered:
-                        raise InputError("params.yaml", f"runs: tables.{table} lists run {rid!r}, which the "
+                    asked = RunSpec(task=task, elmo_name=elmo, elmo=resolved, seed=seed, train_fraction=fraction)
+                    rid = by_content.get(run_content(asked))     # the run itself, or the one computing it
+                    if rid is None:
+                        raise InputError("params.yaml", f"runs: tables.{table} lists run {asked.id!r}, which the "
                                          "runs section lacks; re-render it: python -m workflow.profile --refresh")
                     job, run_spec = rendered[rid]
                     runs.append(TableRun(rid, RunSpec.model_validate(run_spec), Path(RUNS_DIRS[job]) / rid, elmo))
