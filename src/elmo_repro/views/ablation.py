@@ -25,7 +25,7 @@ from ..io import read_json
 from ..tables import read_paper_table
 from ..tasks.base import get_task
 from . import Output
-from .bootstrap import RESAMPLES, compare, holm_table
+from .bootstrap import RESAMPLES, compare, format_p, holm_table
 from .query import TableRun, table_runs
 
 SPLITS = {"dev": "selection split (dev)", "test": "test split"}
@@ -74,11 +74,6 @@ def ablation(params: dict[str, Any], table: str, resamples: int = RESAMPLES) -> 
             "comparisons": {split: holm_table(items) for split, items in comparisons.items()}}
 
 
-def _fmt_p(p: float, resamples: int) -> str:
-    floor = 1.0 / (resamples + 1)
-    return f"≤ {floor:.4f}" if p <= floor else f"{p:.4f}"
-
-
 def columns_of(spec: dict[str, Any]) -> dict[str, str]:
     """ELMo spec -> the paper's column, in the order of ``runs.elmo`` (the table's column order)."""
     return {name: spec["columns"][name] for name in spec["runs"]["elmo"]}
@@ -108,8 +103,8 @@ def markdown(result: dict[str, Any], spec: dict[str, Any], resamples: int = RESA
             label = f"{LABELS.get(columns[c['treatment']], c['treatment'])} vs {LABELS.get(columns[c['other']], c['other'])}"
             verdict = " *" if c["p_holm"] < 0.05 else ""
             lines.append(f"| {TASKS[c['task']].title} | {label} | {c['units']:,} {c['unit']}s × {c['seeds']} seeds | "
-                         f"{c['difference']:+.2f}{verdict} | {c['standard_error']:.2f} | {_fmt_p(c['p_value'], resamples)} | "
-                         f"{_fmt_p(c['p_holm'], resamples)} | {c['detectable']:.2f} |")
+                         f"{c['difference']:+.2f}{verdict} | {c['standard_error']:.2f} | {format_p(c['p_value'], resamples)} | "
+                         f"{format_p(c['p_holm'], resamples)} | {c['detectable']:.2f} |")
         lines.append("")
     lines += [f"Paired bootstrap: {resamples:,} resamples of the split's independent units (SQuAD paragraphs, "
               "SNLI premises, SRL sentences) and of the paired seeds, the corpus metric recomputed on each; "

@@ -70,6 +70,12 @@ def compare(task: str, control: list[TableRun], treatment: list[TableRun], examp
             "control_runs": [r.id for r in control], "treatment_runs": [r.id for r in treatment]}
 
 
+def format_p(p: float, resamples: int = RESAMPLES) -> str:
+    """A bootstrap p-value for a table: ``≤ 1/(B+1)`` at the smallest value B resamples can give."""
+    floor = 1.0 / (resamples + 1)
+    return f"≤ {floor:.4f}" if p <= floor else f"{p:.4f}"
+
+
 def holm_table(comparisons: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The comparisons with ``p_holm``: Holm-adjusted over all of them (one table = one family)."""
     adjusted = holm([c["p_value"] for c in comparisons])

@@ -10,7 +10,7 @@ from typing import Any
 from ..experiments.specs import NO_ELMO, RUNS_DIRS
 from ..experiments.tasks import TASKS
 from . import Output
-from .bootstrap import RESAMPLES, compare, holm_table
+from .bootstrap import RESAMPLES, compare, format_p, holm_table
 from .query import table_runs
 from .table1 import table1_files
 
@@ -41,13 +41,11 @@ def markdown(rows: list[dict[str, Any]]) -> str:
              "test units too.", "",
              "| Task | Comparison | Units | Difference | SE | p (bootstrap) | p (Holm) | Detectable |",
              "|---|---|---|---|---|---|---|---|"]
-    floor = 1.0 / (RESAMPLES + 1)          # the smallest p a bootstrap of RESAMPLES can give
-    fmt = lambda p: f"≤ {floor:.4f}" if p <= floor else f"{p:.4f}"  # noqa: E731
     for r in rows:
         mark = " *" if r["p_holm"] < 0.05 else ""
         lines.append(f"| {TASKS[r['task']].title} | {r['comparison']} | {r['units']:,} {r['unit']}s × "
                      f"{r['seeds']} seeds | {r['difference']:+.2f}{mark} | {r['standard_error']:.2f} | "
-                     f"{fmt(r['p_value'])} | {fmt(r['p_holm'])} | {r['detectable']:.2f} |")
+                     f"{format_p(r['p_value'])} | {format_p(r['p_holm'])} | {r['detectable']:.2f} |")
     lines += ["", "\\* p (Holm) < 0.05.", ""]
     return "\n".join(lines)
 
