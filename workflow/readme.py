@@ -32,7 +32,6 @@ from elmo_repro.io import atomic_open
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = ("README.md", "docs/pipeline.md", "docs/results.md", "docs/measurements.md", "docs/scaling.md")
 JOBS = ROOT / "benchmarks" / "results" / "jobs"
-ADDITIONS = JOBS / "analysis_additions.json"   # stages added to the analysis job since its last whole measurement
 TABLES = ROOT / "results" / "tables"
 
 BLOCK = re.compile(r"(<!-- generated: (?P<name>[a-z0-9_]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
@@ -145,8 +144,6 @@ def requirements() -> str:
     main = _read(JOBS / "main_job.json")
     analysis_path = JOBS / "analysis_job.json"
     analysis = _job_line(_read(analysis_path)) if analysis_path.is_file() else "not measured yet"
-    if ADDITIONS.is_file():      # stages added since the whole job was last measured, timed on their own
-        analysis += f"; then the stages added or changed since, run on their own: {_job_line(_read(ADDITIONS))}"
     from elmo_repro import fetch
 
     sizes = {name: (src.bytes if src.bytes is not None else sum(size for size, _ in src.pins.values()))
@@ -186,11 +183,6 @@ def analysis_job_stages() -> str:
     """Every stage of the measured analysis job with its own time and the gap before it."""
     path = JOBS / "analysis_job.json"
     return _stage_table(_read(path)) if path.is_file() else "Not measured yet.\n"
-
-
-def analysis_additions_stages() -> str:
-    """The analysis job's stages added since it was last measured whole, timed on their own."""
-    return _stage_table(_read(ADDITIONS)) if ADDITIONS.is_file() else "None.\n"
 
 
 def resources() -> str:
@@ -273,7 +265,6 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "table1": table1, "requirements": requirements, "resources": resources, "dag": dag,
     "data_sets": data_sets,
     "main_job_stages": main_job_stages, "analysis_job_stages": analysis_job_stages,
-    "analysis_additions_stages": analysis_additions_stages,
     **{f"include_{name.split('.')[0]}": _include(name)
        for name in ("table1_controls.md", "finetuning.md", "table2.md", "table3.md", "table4.md", "table5.md",
                     "table6.md", "cove.md", "figure1.md", "figure2.md")},
