@@ -57,7 +57,7 @@ def ablation(params: dict[str, Any], table: str, resamples: int = RESAMPLES) -> 
     spec = params["tables"][table]
     runs = table_runs(params, table)
     paper = {row["task"]: row for row in read_paper_table(spec["paper"])}
-    rows, comparisons = [], {split: [] for split in SPLITS}
+    rows, comparisons, memo = [], {split: [] for split in SPLITS}, {}
     for task in spec["runs"]["tasks"]:
         metric = TASKS[task].metric
         of = lambda name: [r for r in runs if r.spec.task == task and r.cell == name]  # noqa: E731
@@ -69,7 +69,7 @@ def ablation(params: dict[str, Any], table: str, resamples: int = RESAMPLES) -> 
             examples = get_task(task).read(split)
             for other, treatment in spec["compare"]:
                 comparisons[split].append({"task": task, "other": other, "treatment": treatment,
-                                           **compare(task, of(other), of(treatment), examples, resamples, split)})
+                                           **compare(task, of(other), of(treatment), examples, resamples, split, memo)})
     return {"profile": params["profile"], "table": table, "rows": rows,
             "comparisons": {split: holm_table(items) for split, items in comparisons.items()}}
 

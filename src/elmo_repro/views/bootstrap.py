@@ -22,23 +22,35 @@ RESAMPLES = 10_000
 SPLIT = "test"
 
 
+Memo = dict[tuple[str, str], tuple[list[str], np.ndarray]]    # (run id, split) -> its unit statistics
+
+
+def _scored(task: str, run: TableRun, examples: list[dict], split: str) -> tuple[list[str], np.ndarray]:
+    path = run.folder / "predictions.json"
+    if not path.is_file():
+        raise InputError(path, "missing: the run's predictions are a DVC output (`dvc repro` or `dvc pull`)")
+    predictions = read_json(path).get(split)
+    if predictions is None:
+        raise InputError(path, f"no {split!r} predictions")
+    return task_units(task).statistics(examples, predictions)
+
+
 def run_statistics(task: str, runs: list[TableRun], examples: list[dict],
-                   split: str = SPLIT) -> tuple[list[str], np.ndarray]:
-    """``(unit keys, [seeds, units, k])`` of ``runs`` (one task) on ``split``, in the order given.
+                   split: str = SPLIT, memo: Memo | None = None) -> tuple[list[str], np.ndarray]:
+    """``(unit keys, [seeds, units, k])`` of ``runs`` (one task) on ``split``, in the order given;
+    ``memo`` keeps each run's statistics for the other comparisons of a view (a run is read once).
 
     Raises:
         InputError: a run without test predictions, or whose units differ from the first run's.
     """
     units = task_units(task)
+    memo = {} if memo is None else memo
     keys, per_run = None, []
     for run in runs:
+        if (run.id, split) not in memo:
+            memo[(run.id, split)] = _scored(task, run, examples, split)
+        run_keys, statistics = memo[(run.id, split)]
         path = run.folder / "predictions.json"
-        if not path.is_file():
-            raise InputError(path, "missing: the run's predictions are a DVC output (`dvc repro` or `dvc pull`)")
-        predictions = read_json(path).get(split)
-        if predictions is None:
-            raise InputError(path, f"no {split!r} predictions")
-        run_keys, statistics = units.statistics(examples, predictions)
         if keys is not None and run_keys != keys:
             raise InputError(path, f"its {units.UNIT}s differ from those of {runs[0].id}")
         keys = run_keys
@@ -47,7 +59,7 @@ def run_statistics(task: str, runs: list[TableRun], examples: list[dict],
 
 
 def compare(task: str, control: list[TableRun], treatment: list[TableRun], examples: list[dict] | None = None,
-            resamples: int = RESAMPLES, split: str = SPLIT) -> dict[str, Any]:
+            resamples: int = RESAMPLES, split: str = SPLIT, memo: Memo | None = None) -> dict[str, Any]:
     """The paired bootstrap of ``treatment`` − ``control`` on the task's ``split``, seeds paired by
     seed number (the seeds both sides have): the :class:`~elmo_repro.significance.Comparison`'s
     fields, the unit's name and the runs of each side.
@@ -63,8 +75,8 @@ def compare(task: str, control: list[TableRun], treatment: list[TableRun], examp
     control, treatment = pick(control), pick(treatment)
     examples = get_task(task).read(split) if examples is None else examples
     units = task_units(task)
-    _, a = run_statistics(task, control, examples, split)
-    _, b = run_statistics(task, treatment, examples, split)
+    _, a = run_statistics(task, control, examples, split, memo)
+    _, b = run_statistics(task, treatment, examples, split, memo)
     result: Comparison = paired_bootstrap(a, b, units.reduce, resamples=resamples, seed=0)
     return {**asdict(result), "unit": units.UNIT, "metric": units.METRIC, "split": split,
             "control_runs": [r.id for r in control], "treatment_runs": [r.id for r in treatment]}

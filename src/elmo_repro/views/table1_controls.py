@@ -19,13 +19,13 @@ def comparisons(params: dict[str, Any]) -> list[dict[str, Any]]:
     """Per task of Table 1: +ELMo vs baseline and +ELMo vs the char-layer control (when listed)."""
     spec = params["tables"]["table1"]
     runs = table_runs(params, "table1") + table_runs(params, "table1_controls")
-    out = []
+    out, memo = [], {}
     for task in spec["runs"]["tasks"]:
         group = lambda name: [r for r in runs if r.spec.task == task and r.cell == name]  # noqa: E731
         elmo = group(spec["elmo"])
         for name, label in ((NO_ELMO, "+ELMo vs baseline"), (spec.get("control"), "+ELMo vs char layer")):
             if name and group(name) and elmo:
-                out.append({"task": task, "comparison": label, **compare(task, group(name), elmo)})
+                out.append({"task": task, "comparison": label, **compare(task, group(name), elmo, memo=memo)})
     return holm_table(out)
 
 
