@@ -16,7 +16,7 @@ from elmo_repro.tracking import stage_run
 from stages import stage_args, stage_parser
 
 TABLES = Path("results/tables")
-VIEWS = ("table1", "table1_controls", "finetuning", "table2", "table3", "table4", "table5", "table6", "cove_table",
+VIEWS = ("table1", "table1_controls", "finetuning", "table2", "table3", "table7", "table4", "table5", "table6", "cove_table",
          "figure1", "figure2")
 
 

@@ -266,7 +266,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "data_sets": data_sets,
     "main_job_stages": main_job_stages, "analysis_job_stages": analysis_job_stages,
     **{f"include_{name.split('.')[0]}": _include(name)
-       for name in ("table1_controls.md", "finetuning.md", "table2.md", "table3.md", "table4.md", "table5.md",
+       for name in ("table1_controls.md", "finetuning.md", "table2.md", "table3.md", "table7.md", "table4.md", "table5.md",
                     "table6.md", "cove.md", "figure1.md", "figure2.md")},
 }
 

@@ -40,10 +40,11 @@ def stale_stages(repo: Path) -> tuple[set[str], set[str]]:
 
 TASK_ROWS = {"ner": 4, "sst5": 5, "snli": 1, "squad": 0, "srl": 2, "coref": 3}   # task -> its row in the paper's Table 1
 RUNS = {f"{task}-{elmo}-s0" for task in TASK_ROWS for elmo in ("baseline", "elmo", "char_layer")}
-# the smoke profile's Table 2 (SNLI), Table 3 (SRL; its "input only" is Table 1's srl-elmo-s0) and
-# Figure 1 (SRL at 10%): the analysis job's other runs
+# the smoke profile's Table 2 (SNLI), Table 3 (SRL; its "input only" is Table 1's srl-elmo-s0), Table 7
+# (SRL; its "vectors only" and "ELMo & vectors" are Table 1's runs) and Figure 1 (SRL at 10%): the
+# analysis job's other runs
 ANALYSIS_RUNS = {"snli-elmo_last-s0", "snli-elmo_lambda_1-s0", "srl-elmo_both-s0", "srl-elmo_output-s0",
-                 "srl-baseline-s0-f10", "srl-elmo-s0-f10"}
+                 "srl-char_only-s0", "srl-elmo_only-s0", "srl-baseline-s0-f10", "srl-elmo-s0-f10"}
 
 
 def test_table_has_the_task_rows_and_perplexity(smoke_repo):
@@ -69,7 +70,7 @@ def test_table_has_the_task_rows_and_perplexity(smoke_repo):
     markdown = (smoke_repo / "results/tables/table1.md").read_text()
     assert "| NER" in markdown and "Not comparable" in markdown and "table1_controls.md" in markdown
     for name in ("table4.md", "table5.md", "table6.md", "cove.md", "finetuning.md",   # the analysis job's views
-                 "table2.md", "table3.md", "figure1.md", "figure1.png", "figure2.md", "figure2.png"):
+                 "table2.md", "table3.md", "table7.md", "figure1.md", "figure1.png", "figure2.md", "figure2.png"):
         assert (smoke_repo / "results/tables" / name).stat().st_size > 0, name
 
 
@@ -116,7 +117,7 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
         f"train_{rid.split('-')[0]}_elmo@{rid}" for rid in ANALYSIS_RUNS if "-baseline-" not in rid}
     probes = {f"{probe}@{source}" for probe in ("probe_wsd", "probe_pos") for source in ("bilm", "cove")}
     # the baselines, CoVe's training and the probes' baselines need no biLM (nor does CoVe's table)
-    run_tables = {"table1", "table1_controls", "finetuning", "table2", "table3", "figure1", "figure2"}
+    run_tables = {"table1", "table1_controls", "finetuning", "table2", "table3", "table7", "figure1", "figure2"}
     assert stale == changed | all_elmo_runs | probes | run_tables | {"table4", "table5", "table6"}
     elmo_runs = {"train_ner_elmo@ner-elmo-s0", "train_ner_elmo@ner-char_layer-s0"}
     params_file = smoke_repo / "params.yaml"

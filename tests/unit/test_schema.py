@@ -175,7 +175,7 @@ def test_table_lists_unknown_task(params):
 
 def test_unknown_table(params):
     params["tables"]["table9"] = {}
-    assert _error(params) == "params.yaml: tables.table9: unknown table; did you mean table3? (known: table1, table1_controls, finetuning, figure2, table2, table3, figure1)"
+    assert _error(params) == "params.yaml: tables.table9: unknown table; did you mean table7? (known: table1, table1_controls, finetuning, figure2, table2, table3, table7, figure1)"
 
 
 def test_unknown_placement(params):

@@ -14,7 +14,7 @@ from fp_bounds import gamma
 from elmo_repro.elmo.layer_source import cached_example_layers, feature_path
 from elmo_repro.experiments.specs import TASKS, ElmoSpec, RunSpec, render_runs
 from elmo_repro.tasks.base import SPLITS, get_task
-from elmo_repro.training.trainer import train_run
+from elmo_repro.training.trainer import prepare_run, train_run
 from elmo_repro.vectors import load_text_vectors
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -123,6 +123,36 @@ def test_task_with_cached_elmo_layers(name, tmp_path):
     assert set(result.mixes) == ({"input"} if name == "coref" else {"input", "output"}) and len(s) == N_LAYERS and abs(sum(s) - 1) <= gamma(N_LAYERS + 2)
     with pytest.raises(ValueError, match="exactly when"):
         train_run(task, spec, cfg, data, None, None)
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_word_vectors_off_the_model_reads_no_static_vector(name, tmp_path):
+    """``ElmoSpec.word_vectors: false`` (Table 7's "ELMo only"): the same run built over two different
+    static matrices gives the same eval loss; with the vectors on, it does not (the check can fail)."""
+    task = get_task(name)
+    data = {split: task.read(split, FIXTURES / name) for split in SPLITS}
+    for split in SPLITS:
+        write_layers(tmp_path, split, task, data[split])
+    layers = {split: cached_example_layers(tmp_path, split, data[split], task.fields) for split in SPLITS}
+    words, matrix = load_text_vectors(FIXTURES / name / "vectors.txt")
+    other = (words, (matrix * 3.0 + 0.5).astype(matrix.dtype))
+
+    def eval_loss(word_vectors: bool, vectors) -> float:
+        elmo = ElmoSpec(placement="input", mix="learned", word_vectors=word_vectors)
+        spec = RunSpec(task=name, elmo_name="elmo_only", elmo=elmo, seed=0, train_fraction=1.0)
+        run = prepare_run(task, spec, CONFIGS[name], data, vectors, layers)
+        run.model.eval()
+        assert (run.model.words.embedding_dim == 0) == (not word_vectors)
+        with torch.no_grad():
+            return float(run.model.loss(run.splits["train"].batch([0, 1])))
+
+    assert eval_loss(False, (words, matrix)) == eval_loss(False, other)
+    assert eval_loss(True, (words, matrix)) != eval_loss(True, other)
+
+
+def test_word_vectors_off_needs_elmo_at_the_input():
+    with pytest.raises(ValueError, match="needs ELMo at the input"):
+        ElmoSpec(placement="output", word_vectors=False)
 
 
 @pytest.mark.parametrize("name", TASKS)

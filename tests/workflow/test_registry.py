@@ -38,15 +38,16 @@ def test_the_main_job_is_table1_and_the_analysis_job_everything_else():
     assert {rid for rid in analysis_runs if "-char_layer-" in rid} == {
         f"{task}-char_layer-s{seed}" for task in PARAMS["tables"]["table1_controls"]["runs"]["tasks"]
         for seed in (0, 1, 2)}
-    # Tables 2 and 3: a spec that computes Table 1's +ELMo run (SRL's input placement, SQuAD's and
-    # SNLI's input and output) is not trained again
+    # Tables 2, 3 and 7: a spec that computes Table 1's +ELMo run (SRL's input placement, SQuAD's and
+    # SNLI's input and output) or its baseline is not trained again
     # Figure 1: SNLI and SRL at 1% and 10% of their training data (100% is Table 1's)
     fractions = {rid for rid in analysis_runs if "-f" in rid.rsplit("-s", 1)[1]}
     assert fractions == {f"{task}-{elmo}-s{seed}-f{pct}" for task in ("snli", "srl") for elmo in ("baseline", "elmo")
                          for seed in (0, 1, 2) for pct in (1, 10)}
     ablations = analysis_runs - fractions - {rid for rid in analysis_runs if "-char_layer-" in rid}
     assert {rid.rsplit("-s", 1)[0] for rid in ablations} == {
-        f"{task}-{spec}" for task in ("squad", "snli", "srl") for spec in ("elmo_last", "elmo_lambda_1", "elmo_output")
+        f"{task}-{spec}" for task in ("squad", "snli", "srl")
+        for spec in ("elmo_last", "elmo_lambda_1", "elmo_output", "char_only", "elmo_only")
     } | {"squad-elmo_input", "snli-elmo_input", "srl-elmo_both"}
     # the main job's table reads the main job's runs only, so `dvc repro` never trains an analysis run
     table1 = next(s for s in STAGES if s.name == "table1")

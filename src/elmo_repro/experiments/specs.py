@@ -63,6 +63,12 @@ class ElmoSpec(Strict):
     paper's supplement A.2 credits γ with bridging exactly that difference in distributions, and
     with a few hundred updates per epoch Adam moves γ at most ~lr per update, too slowly to do it
     in time; issue 29).
+
+    ``word_vectors``: feed the task model's static word vectors beside ELMo (the paper's default).
+    Off, ELMo (or, with ``mix: fixed`` and ``layer: 0``, the biLM's char layer) replaces them: the
+    "ELMo only" and "char layer instead of the vectors" cells of Table 7. A task's own character
+    encoder (SQuAD, NER, coreference) stays; a matched γ still targets the vectors' scale, the
+    scale of what ELMo replaces.
     """
 
     bilm: Literal[BILMS] = "base"      # finetuned: the task's fine-tuned biLM (paper §3.4); cove: CoVe
@@ -75,11 +81,15 @@ class ElmoSpec(Strict):
     train_weights: bool = True
     train_gamma: bool = True
     gamma_init: Literal["one", "matched"] = "one"
+    word_vectors: bool = True
 
     @model_validator(mode="after")
     def _layer_matches_mix(self) -> "ElmoSpec":
         if (self.mix == "fixed") != (self.layer is not None):
             raise ValueError("layer: set it exactly when mix is 'fixed' (the layer index, 0 = char layer)")
+        if not self.word_vectors and self.placement == "output":
+            raise ValueError("word_vectors: false needs ELMo at the input (placement input, both or paper), "
+                             "which replaces the vectors there")
         return self
 
 

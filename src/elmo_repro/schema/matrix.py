@@ -104,7 +104,7 @@ class Figure2Spec(TableSpec):
 
 
 class AblationTableSpec(TableSpec):
-    """An ablation table of the paper (Tables 2 and 3): one column per ELMo spec of ``runs.elmo``
+    """An ablation table of the paper (Tables 2, 3 and 7): one column per ELMo spec of ``runs.elmo``
     (``baseline`` included), labelled by the paper's column (``columns``: spec -> its column in
     ``paper``, a CSV under ``paper/``), dev and test metrics, and a paired bootstrap for each pair
     of ``compare`` ([other, treatment]), Holm-corrected over the table."""
@@ -128,6 +128,7 @@ class AblationTableSpec(TableSpec):
 TABLE_SCHEMAS: dict[str, type] = {"table1": Table1Spec, "table1_controls": TableSpec,
                                   "finetuning": FinetuningTableSpec, "figure2": Figure2Spec,
                                   "table2": AblationTableSpec, "table3": AblationTableSpec,
+                                  "table7": AblationTableSpec,
                                   "figure1": TableSpec}
 TablesSection = create_model("TablesSection", __base__=Strict,   # every table is optional
                              **{table: (schema, None) for table, schema in TABLE_SCHEMAS.items()})

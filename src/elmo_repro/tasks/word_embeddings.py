@@ -8,9 +8,14 @@ up gets no gradient (and Adam leaves it unchanged) or, for a frozen matrix, is n
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
+import torch
+from torch import nn
+
+if TYPE_CHECKING:
+    from ..experiments.specs import ElmoSpec
 
 PAD, UNK = 0, 1                 # word indices; rows 2.. are pretrained vectors
 
@@ -44,3 +49,22 @@ def word_id(token: str, index: dict[str, int]) -> int:
 def word_ids(tokens: list[str], index: dict[str, int]) -> np.ndarray:
     """(T,) int64 ids of a token list."""
     return np.array([word_id(t, index) for t in tokens], dtype=np.int64)
+
+
+def word_lookup(embeddings: np.ndarray, freeze: bool, elmo: "ElmoSpec | None") -> nn.Embedding:
+    """The task model's static word-vector lookup: (..., T) ids -> (..., T, D) vectors, D =
+    ``lookup.embedding_dim``.
+
+    With ``elmo.word_vectors`` off (Table 7's "ELMo only" and "char layer instead of the vectors"),
+    the lookup has width 0: the model's concatenations stay as written, and the vectors add nothing
+    to its input and no trainable entry.
+
+    Args:
+        embeddings: (V, word_dim) matrix from :func:`build_embeddings`.
+        freeze: keep the vectors fixed (no gradient).
+        elmo: the run's ELMo spec, or None (a baseline always reads the vectors).
+    """
+    matrix = torch.from_numpy(embeddings)
+    if elmo is not None and not elmo.word_vectors:
+        matrix = matrix[:, :0]
+    return nn.Embedding.from_pretrained(matrix, freeze=freeze, padding_idx=PAD)

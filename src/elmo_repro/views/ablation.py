@@ -1,5 +1,6 @@
 """The paper's ablation tables as views (Table 2, §5.1: how the biLM layers are combined; Table 3,
-§5.2: where ELMo enters the task model): one column per ELMo spec the table spec lists
+§5.2: where ELMo enters the task model; Table 7: static word vectors, the char layer instead of
+them, ELMo without them, ELMo beside them): one column per ELMo spec the table spec lists
 (``tables.<table>``: ``runs``, ``columns``, ``compare``, ``paper``), the paper's development-set
 number beside ours in each cell.
 
@@ -31,9 +32,13 @@ from .query import TableRun, table_runs
 SPLITS = {"dev": "selection split (dev)", "test": "test split"}
 LABELS = {"baseline": "Baseline", "last_only": "Last only", "all_lambda_1": "All layers, λ = 1",
           "all_lambda_0.001": "All layers, λ = 0.001", "input_only": "Input only",
-          "input_and_output": "Input & output", "output_only": "Output only"}
+          "input_and_output": "Input & output", "output_only": "Output only",
+          "vectors_only": "Word vectors only (baseline)", "char_layer_only": "Char layer instead of vectors",
+          "elmo_only": "ELMo only", "elmo_and_vectors": "ELMo & word vectors"}
 TITLES = {"table2": "Table 2 (§5.1): all biLM layers against the top layer only",
-          "table3": "Table 3 (§5.2): where ELMo is added to the task model"}
+          "table3": "Table 3 (§5.2): where ELMo is added to the task model",
+          "table7": "Table 7: which representation the task model reads (static word vectors, the biLM's "
+                    "char layer, ELMo)"}
 
 
 def cell(runs: list[TableRun], split: str, metric: str) -> dict[str, Any] | None:

@@ -39,7 +39,7 @@ from ...experiments.specs import ElmoSpec
 from ...nn.bilstm import BiLSTM
 from ...nn.char_cnn import CharCNN
 from ...nn.rows import take_rows
-from ..word_embeddings import PAD
+from ..word_embeddings import word_lookup
 
 DISTANCE_BINS = 10
 
@@ -164,10 +164,10 @@ class CorefModel(nn.Module):
                  elmo: ElmoSpec | None = None, elmo_shape: tuple[int, int] | None = None):
         super().__init__()
         self.cfg = dict(cfg)
-        self.words = nn.Embedding.from_pretrained(torch.from_numpy(embeddings), freeze=True, padding_idx=PAD)
+        self.words = word_lookup(embeddings, True, elmo)
         self.chars = nn.ModuleList(CharCNN(n_chars, cfg["char_embedding_dim"], cfg["char_filters"], k)
                                    for k in cfg["char_kernels"])
-        head_dim = embeddings.shape[1] + sum(c.output_dim for c in self.chars)
+        head_dim = self.words.embedding_dim + sum(c.output_dim for c in self.chars)
         self.elmo = ElmoInjection(elmo_shape[0], elmo, elmo_shape[1]) if elmo is not None else None
         if self.elmo is not None and self.elmo.output_dim:
             raise ValueError("coreference takes ELMo at the input only (the paper's placement); got an output mix")

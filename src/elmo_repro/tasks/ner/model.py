@@ -17,7 +17,7 @@ from ...experiments.specs import ElmoSpec
 from ...nn.bilstm import BiLSTM
 from ...nn.char_cnn import CharCNN
 from ...nn.crf import ConditionalRandomField, allowed_transitions
-from ..word_embeddings import PAD
+from ..word_embeddings import word_lookup
 
 
 
@@ -37,13 +37,13 @@ class NerTagger(nn.Module):
     def __init__(self, embeddings: np.ndarray, n_chars: int, labels: list[str], cfg: dict,
                  elmo: ElmoSpec | None = None, elmo_shape: tuple[int, int] | None = None):
         super().__init__()
-        self.words = nn.Embedding.from_pretrained(torch.from_numpy(embeddings), freeze=False, padding_idx=PAD)
+        self.words = word_lookup(embeddings, False, elmo)
         self.chars = CharCNN(n_chars, cfg["char_embedding_dim"], cfg["char_filters"], cfg["char_kernel"])
         self.elmo = ElmoInjection(elmo_shape[0], elmo, elmo_shape[1]) if elmo is not None else None
         extra_in = self.elmo.input_dim if self.elmo is not None else 0
         extra_out = self.elmo.output_dim if self.elmo is not None else 0
         self.dropout = nn.Dropout(cfg["dropout"])
-        self.lstm = BiLSTM(embeddings.shape[1] + self.chars.output_dim + extra_in, cfg["lstm_hidden"],
+        self.lstm = BiLSTM(self.words.embedding_dim + self.chars.output_dim + extra_in, cfg["lstm_hidden"],
                            cfg["lstm_layers"], cfg["dropout"])
         self.projection = nn.Linear(self.lstm.output_dim + extra_out, len(labels))
         self.crf = ConditionalRandomField(len(labels), allowed_transitions(labels))

@@ -19,7 +19,7 @@ from ...nn.bilstm import BiLSTM
 from ...nn.masked import masked_max, masked_mean, masked_softmax, weighted_sum
 from ...nn.variational_dropout import InputVariationalDropout
 from ..classification import ClassifierHead
-from ..word_embeddings import PAD
+from ..word_embeddings import word_lookup
 
 SIDES = ("premise", "hypothesis")
 
@@ -42,13 +42,12 @@ class Esim(ClassifierHead, nn.Module):
     def __init__(self, embeddings: np.ndarray, n_classes: int, cfg: dict,
                  elmo: ElmoSpec | None = None, elmo_shape: tuple[int, int] | None = None):
         super().__init__()
-        self.words = nn.Embedding.from_pretrained(torch.from_numpy(embeddings),
-                                                  freeze=cfg["freeze_embeddings"], padding_idx=PAD)
+        self.words = word_lookup(embeddings, cfg["freeze_embeddings"], elmo)
         self.elmo = ElmoInjection(elmo_shape[0], elmo, elmo_shape[1]) if elmo is not None else None
         extra_in = self.elmo.input_dim if self.elmo is not None else 0
         extra_out = self.elmo.output_dim if self.elmo is not None else 0
         self.rnn_input_dropout = InputVariationalDropout(cfg["dropout"])
-        self.encoder = BiLSTM(embeddings.shape[1] + extra_in, cfg["encoder_hidden"], 1, 0.0)
+        self.encoder = BiLSTM(self.words.embedding_dim + extra_in, cfg["encoder_hidden"], 1, 0.0)
         encoded_dim = self.encoder.output_dim + extra_out
         self.projection = nn.Sequential(nn.Linear(4 * encoded_dim, cfg["projection_dim"]), nn.ReLU())
         self.inference = BiLSTM(cfg["projection_dim"], cfg["inference_hidden"], 1, 0.0)

@@ -38,7 +38,7 @@ from ...nn.bigru import BiGRU
 from ...nn.char_cnn import CharCNN
 from ...nn.rows import take_rows
 from ...nn.variational_dropout import InputVariationalDropout
-from ..word_embeddings import PAD
+from ..word_embeddings import word_lookup
 from .decode import best_spans
 
 SIDES = ("question", "context")
@@ -62,15 +62,14 @@ class SquadReader(nn.Module):
                  elmo: ElmoSpec | None = None, elmo_shape: tuple[int, int] | None = None):
         super().__init__()
         self.max_span_tokens = cfg["max_span_tokens"]
-        self.words = nn.Embedding.from_pretrained(torch.from_numpy(embeddings),
-                                                  freeze=cfg["freeze_embeddings"], padding_idx=PAD)
+        self.words = word_lookup(embeddings, cfg["freeze_embeddings"], elmo)
         self.chars = CharCNN(n_chars, cfg["char_embedding_dim"], cfg["char_filters"], cfg["char_kernel"])
         self.elmo = ElmoInjection(elmo_shape[0], elmo, elmo_shape[1]) if elmo is not None else None
         extra_in = self.elmo.input_dim if self.elmo is not None else 0
         extra_out = self.elmo.output_dim if self.elmo is not None else 0
         hidden = cfg["hidden"]
         self.dropout = InputVariationalDropout(cfg["dropout"])
-        self.encoder = BiGRU(embeddings.shape[1] + self.chars.output_dim + extra_in, hidden)
+        self.encoder = BiGRU(self.words.embedding_dim + self.chars.output_dim + extra_in, hidden)
         encoded = 2 * hidden + extra_out
         self.attention = BiAttention(encoded)
         self.attention_projection = nn.Linear(self.attention.output_dim, 2 * hidden)

@@ -26,7 +26,7 @@ from ...elmo.injection import ElmoInjection
 from ...experiments.specs import ElmoSpec
 from ...nn.viterbi import bio_constraints, constrained_viterbi
 from ...nn.highway_lstm import AlternatingHighwayLSTM
-from ..word_embeddings import PAD
+from ..word_embeddings import word_lookup
 
 
 class SrlTagger(nn.Module):
@@ -44,13 +44,13 @@ class SrlTagger(nn.Module):
     def __init__(self, embeddings: np.ndarray, labels: list[str], cfg: dict,
                  elmo: ElmoSpec | None = None, elmo_shape: tuple[int, int] | None = None):
         super().__init__()
-        self.words = nn.Embedding.from_pretrained(torch.from_numpy(embeddings), freeze=False, padding_idx=PAD)
+        self.words = word_lookup(embeddings, False, elmo)
         self.predicate = nn.Embedding(2, cfg["predicate_dim"])
         self.elmo = ElmoInjection(elmo_shape[0], elmo, elmo_shape[1]) if elmo is not None else None
         extra_in = self.elmo.input_dim if self.elmo is not None else 0
         extra_out = self.elmo.output_dim if self.elmo is not None else 0
         self.dropout = nn.Dropout(cfg["embedding_dropout"])
-        self.lstm = AlternatingHighwayLSTM(embeddings.shape[1] + cfg["predicate_dim"] + extra_in,
+        self.lstm = AlternatingHighwayLSTM(self.words.embedding_dim + cfg["predicate_dim"] + extra_in,
                                            cfg["lstm_hidden"], cfg["lstm_layers"], cfg["recurrent_dropout"])
         self.projection = nn.Linear(self.lstm.output_dim + extra_out, len(labels))
         self.labels = list(labels)

@@ -18,7 +18,7 @@ from ...nn.bilstm import BiLSTM
 from ...nn.masked import masked_max, masked_mean, masked_min, masked_softmax, weighted_sum
 from ...nn.maxout import Maxout
 from ..classification import ClassifierHead
-from ..word_embeddings import PAD
+from ..word_embeddings import word_lookup
 
 
 
@@ -46,13 +46,12 @@ class BiattentiveClassifier(ClassifierHead, nn.Module):
         if len(cfg["output_dropout"]) != len(output_dims):
             raise ValueError(f"output_dropout: {len(output_dims)} values expected (output_dims + the "
                              f"final layer), got {len(cfg['output_dropout'])}")
-        self.words = nn.Embedding.from_pretrained(torch.from_numpy(embeddings),
-                                                  freeze=cfg["freeze_embeddings"], padding_idx=PAD)
+        self.words = word_lookup(embeddings, cfg["freeze_embeddings"], elmo)
         self.elmo = ElmoInjection(elmo_shape[0], elmo, elmo_shape[1]) if elmo is not None else None
         extra_in = self.elmo.input_dim if self.elmo is not None else 0
         extra_out = self.elmo.output_dim if self.elmo is not None else 0
         self.embedding_dropout = nn.Dropout(cfg["embedding_dropout"])
-        self.pre_encode = nn.Sequential(nn.Linear(embeddings.shape[1] + extra_in, cfg["pre_encode_dim"]),
+        self.pre_encode = nn.Sequential(nn.Linear(self.words.embedding_dim + extra_in, cfg["pre_encode_dim"]),
                                         nn.ReLU(), nn.Dropout(cfg["pre_encode_dropout"]))
         self.encoder = BiLSTM(cfg["pre_encode_dim"], cfg["encoder_hidden"], 1, 0.0)
         self.integrator = BiLSTM(3 * self.encoder.output_dim, cfg["integrator_hidden"], 1, 0.0)
