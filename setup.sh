@@ -36,3 +36,13 @@ echo "set up: $(.venv/bin/python -c 'import torch, dvc, mlflow; print("torch", t
 # .dvc/config names: `dvc plots show` then works offline (workflow/vega.py). Optional: without the
 # registry the pipeline and tests run as before, and only `dvc plots show` lacks its template.
 .venv/bin/python -m workflow.vega || echo "setup.sh: Vega not installed (npm registry unreachable?); dvc plots show needs it: python -m workflow.vega" >&2
+# Headless Chromium for the report page's browser test (tests/browser.py), from the distribution's
+# packages. Optional for the pipeline: without it only that test fails, saying what to install.
+if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null && ! command -v google-chrome >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } \
+      || echo "setup.sh: Chromium not installed (apt-get failed); the report's browser test needs it" >&2
+  else
+    echo "setup.sh: install Chromium (e.g. apt-get install chromium) for the report's browser test" >&2
+  fi
+fi

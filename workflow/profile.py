@@ -7,7 +7,8 @@ stages and the Snakefile expand into one job per run. ``params.yaml`` is the onl
 stages read; the committed one is the ``tiny`` profile.
 
 After editing ``tables`` or ``elmo_specs`` in ``params.yaml`` by hand, ``python -m workflow.profile
---refresh`` re-renders its ``runs`` (the stages refuse a stale one).
+--refresh`` re-renders its ``runs`` (the stages refuse a stale one). Either way the pipeline files
+are re-rendered too (``workflow.render``): the views depend on exactly their tables' run folders.
 """
 
 from __future__ import annotations
@@ -77,19 +78,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--refresh", action="store_true",
                         help="re-render the runs of the existing params.yaml (after editing tables/elmo_specs)")
     parser.add_argument("--output", default="params.yaml")
+    parser.add_argument("--mirror", metavar="DIR",
+                        help="the data mirror to read (data.mirror; default: the profile's, ../shared/data), "
+                             "e.g. the folder `python -m elmo_repro.fetch --dest DIR` filled")
     args = parser.parse_args(argv)
     if args.refresh == (args.name is not None):
         parser.error("give a profile name or --refresh")
+    if args.mirror is not None and args.refresh:
+        parser.error("--mirror goes with a profile name (or edit data.mirror in params.yaml)")
     if args.refresh:
         params = with_runs(load_params(args.output, validate=False))
         name = str(params.get("profile", "custom"))
         Path(args.output).write_text(dump(params, name), encoding="utf-8")
         print(f"{args.output}: runs re-rendered ({sum(map(len, params['runs'].values()))} runs)",
               file=sys.stderr)
+        return rerender_pipelines(args.output)
+    params = render(args.name)
+    if args.mirror is not None:
+        params["data"] = {**params.get("data", {}), "mirror": args.mirror}
+    Path(args.output).write_text(dump(params, args.name), encoding="utf-8")
+    print(f"{args.output} now holds the {args.name!r} profile"
+          + (f", reading the data mirror {args.mirror}" if args.mirror else ""), file=sys.stderr)
+    return rerender_pipelines(args.output)
+
+
+def rerender_pipelines(output: str) -> int:
+    """Re-render dvc.yaml and analysis/dvc.yaml when ``output`` is the repository's params.yaml: each
+    view depends on the folders of the runs its table lists, which the profile decides."""
+    from . import render
+    if Path(output).resolve() != render.ROOT / "params.yaml":
         return 0
-    Path(args.output).write_text(dump(render(args.name), args.name), encoding="utf-8")
-    print(f"{args.output} now holds the {args.name!r} profile", file=sys.stderr)
-    return 0
+    return render.main([])
 
 
 if __name__ == "__main__":

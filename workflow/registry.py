@@ -72,6 +72,10 @@ class Stage:
     resources: dict[str, int] = field(default_factory=lambda: {"mem_mb": 4000, "runtime": 60})
     job: str = "main"   # main: dvc.yaml (`dvc repro`); analysis: analysis/dvc.yaml (JOB_FILES)
     always_changed: bool = False  # DVC runs it on every repro (a check of what lies outside the DAG)
+    # A view's tables whose runs it reads: their folders (and, for Table 1, its floors) become deps,
+    # resolved from the rendered params by concrete(), so each table is its own `dvc repro` target
+    # and builds only its own runs
+    run_tables: tuple[str, ...] = ()
 
     @property
     def cmd(self) -> str:
@@ -302,33 +306,59 @@ TABLES = "results/tables"
 
 
 def table_stage(name: str, deps: list[str], params: list[str], outs: list[str], job: str = "analysis",
-                code: list[str] = ()) -> Stage:
+                code: list[str] = (), run_tables: tuple[str, ...] = ()) -> Stage:
     """A view (``python -m stages.table --table NAME``): reads finished runs or probes, writes
     ``results/tables/<outs>`` (kept in git); never trains. One stage per table, so each table is
-    rebuilt on its own (``dvc repro [analysis/dvc.yaml:]NAME``) and only from what it reads.
-    ``code``: modules the view imports by name (the import scan does not see them)."""
+    rebuilt on its own (``dvc repro [analysis/dvc.yaml:]NAME``) and only from what it reads: the
+    folders of the runs ``run_tables`` list (:func:`run_folders`). ``code``: modules the view
+    imports by name (the import scan does not see them)."""
     return Stage(name=name, module="table", args=f"--table {name}", code=[f"elmo_repro.views.{name}", *code],
                  deps=deps, params=["profile", *params], committed=[f"{TABLES}/{out}" for out in outs],
-                 threads=1, job=job, resources={"mem_mb": 2000, "runtime": 10})
+                 threads=1, job=job, resources={"mem_mb": 2000, "runtime": 10}, run_tables=run_tables)
+
+
+def run_folders(tables: tuple[str, ...], params: dict) -> list[str]:
+    """The folders of every run the tables ``tables`` list in the rendered ``params`` (a cell that
+    reads another spec's run gives that run's folder; :func:`elmo_repro.views.query.table_runs`),
+    and with ``table1`` its tasks' floors (``results/runs/<task>-floor``); each once, in order."""
+    from elmo_repro.views.query import table_runs   # pydantic only, as the specs
+
+    folders: list[str] = []
+    for table in tables:
+        spec = params.get("tables", {}).get(table) or {}
+        if spec.get("runs"):
+            folders += [str(run.folder) for run in table_runs(params, table)]
+        if table == "table1" and spec.get("runs"):
+            folders += [f"{MAIN_RUNS}/{task}-floor" for task in spec["runs"]["tasks"]]
+    return list(dict.fromkeys(folders))
+
+
+def concrete(stage: Stage, params: dict) -> Stage:
+    """``stage`` with the run folders of its ``run_tables`` added to its deps (none: unchanged)."""
+    if not stage.run_tables:
+        return stage
+    return replace(stage, deps=[*stage.deps, *run_folders(stage.run_tables, params)], run_tables=())
 
 
 TABLE_STAGES = [
     # the main job's Table 1: its runs and floors only (the control column is the analysis job's)
-    table_stage("table1", ["paper/table1.csv", "paper/perplexity.txt", MAIN_RUNS, "results/metrics/perplexity.json"],
-                ["tables.table1"], ["table1.md", "table1.csv", "table1.json"], job="main"),
+    table_stage("table1", ["paper/table1.csv", "paper/perplexity.txt", "results/metrics/perplexity.json"],
+                ["tables.table1"], ["table1.md", "table1.csv", "table1.json"], job="main", run_tables=("table1",)),
     # Table 1 again with its char-layer control column and the +ELMo vs control p-values
     # and its paired bootstrap: the runs' test predictions scored per unit against each task's test split
-    table_stage("table1_controls", ["paper/table1.csv", "paper/perplexity.txt", MAIN_RUNS, ANALYSIS_RUNS,
+    table_stage("table1_controls", ["paper/table1.csv", "paper/perplexity.txt",
                                     "results/metrics/perplexity.json", *(t.data_dir for t in TASKS.values())],
                 ["tables.table1", "tables.table1_controls"],
                 ["table1_controls.md", "table1_controls.csv", "table1_controls.json"],
-                code=[f"elmo_repro.tasks.{t}" for t in TASKS] + [f"elmo_repro.tasks.{t}.units" for t in TASKS]),
-    table_stage("finetuning", ["results/metrics/finetune", MAIN_RUNS, ANALYSIS_RUNS], ["tables.finetuning"],
-                ["finetuning.md", "finetuning.json"]),
+                code=[f"elmo_repro.tasks.{t}" for t in TASKS] + [f"elmo_repro.tasks.{t}.units" for t in TASKS],
+                run_tables=("table1", "table1_controls")),
+    table_stage("finetuning", ["results/metrics/finetune"], ["tables.finetuning"],
+                ["finetuning.md", "finetuning.json"], run_tables=("finetuning",)),
     # the ablations of §5.1-5.2: dev and test metrics and a paired bootstrap on each split
-    *(table_stage(name, [f"paper/{name}.csv", MAIN_RUNS, ANALYSIS_RUNS, *(TASKS[t].data_dir for t in ABLATION_TASKS)],
+    *(table_stage(name, [f"paper/{name}.csv", *(TASKS[t].data_dir for t in ABLATION_TASKS)],
                   [f"tables.{name}"], [f"{name}.md", f"{name}.csv", f"{name}.json"],
-                  code=[f"elmo_repro.tasks.{t}" for t in ABLATION_TASKS] + [f"elmo_repro.tasks.{t}.units" for t in ABLATION_TASKS])
+                  code=[f"elmo_repro.tasks.{t}" for t in ABLATION_TASKS] + [f"elmo_repro.tasks.{t}.units" for t in ABLATION_TASKS],
+                  run_tables=(name,))
       for name in ("table2", "table3", "table7")),
     table_stage("table4", ["results/probes/neighbours.json"], [], ["table4.md"]),
     table_stage("table5", ["paper/table5.csv", "results/probes/wsd"], [], ["table5.md", "table5.json"]),
@@ -336,14 +366,26 @@ TABLE_STAGES = [
     table_stage("cove_table", ["results/cove/bleu.json", "results/metrics/cove_published_bleu.json",
                                "results/metrics/multi30k_data.json"], [], ["cove.md"]),
     # Figure 1 (§5.4): dev metric against training-set size, the runs tables.figure1 lists
-    replace(table_stage("figure1", [MAIN_RUNS, ANALYSIS_RUNS], ["tables.figure1"], ["figure1.md"]),
+    replace(table_stage("figure1", [], ["tables.figure1"], ["figure1.md"], run_tables=("figure1",)),
             plots=[f"{TABLES}/figure1.csv", f"{TABLES}/figure1.png"],
             plot_props={f"{TABLES}/figure1.csv": {"template": "learning_curve", "x": "train_examples", "y": "dev"}}),
     # Figure 2 (§5.5): the learned layer weights of the runs tables.figure2 lists (Table 1's +ELMo)
-    replace(table_stage("figure2", [MAIN_RUNS, ANALYSIS_RUNS], ["tables.figure2"], ["figure2.md"]),
+    replace(table_stage("figure2", [], ["tables.figure2"], ["figure2.md"], run_tables=("figure2",)),
             plots=[f"{TABLES}/figure2.csv", f"{TABLES}/figure2.png"],
             plot_props={f"{TABLES}/figure2.csv": {"template": "heatmap", "x": "layer", "y": "row"}}),
 ]
+
+# The report page (issue 27): every table and figure above on one offline HTML page, a view of
+# the views' files (it reads nothing else, so it is rebuilt exactly when a table changes)
+REPORT_SECTIONS = ("table1_controls", "finetuning", "table2", "table3", "table7", "figure1", "figure2",
+                   "table4", "table5", "table6", "cove")
+REPORT_STAGE = Stage(
+    name="report", module="report", job="analysis", threads=1,
+    deps=[f"{TABLES}/{stem}.md" for stem in REPORT_SECTIONS]
+    + [f"{TABLES}/{stem}.json" for stem in ("table1_controls", "table2", "table3", "table7")]
+    + [f"{TABLES}/{stem}.{ext}" for stem in ("figure1", "figure2") for ext in ("csv", "png")],
+    params=["profile"], committed=["results/report/index.html"],
+    resources={"mem_mb": 2000, "runtime": 10})
 
 
 def floor_stage(task: str) -> Stage:
@@ -440,6 +482,7 @@ STAGES: list[Stage] = [
         *(run_family(task, with_elmo, job) for task in TASKS for with_elmo in (False, True)))),
     *(replace(stage, job="analysis") for stage in (*COVE_STAGES, *PROBE_STAGES)),
     *TABLE_STAGES,
+    REPORT_STAGE,
 ]
 
 
@@ -460,11 +503,12 @@ def resolve(path: str, params: dict) -> str:
 
 def expand(params: dict) -> list[Stage]:
     """The concrete stages for Snakemake: each family once per run in ``params`` (named
-    ``<family>@<run id>``, as DVC names its ``foreach`` stages), the other stages as they are."""
-    concrete = []
+    ``<family>@<run id>``, as DVC names its ``foreach`` stages), the other stages with their run
+    folders resolved (:func:`concrete`)."""
+    stages = []
     for stage in STAGES:
         if stage.foreach is None:
-            concrete.append(stage)
+            stages.append(concrete(stage, params))
             continue
         section: Any = params
         for key in stage.foreach.split("."):
@@ -472,13 +516,13 @@ def expand(params: dict) -> list[Stage]:
         for run, item in section.items():
             def sub(text: str, run: str = run, item: Any = item) -> str:
                 return _ITEM.sub(lambda m: str(_at(item, m.group(1))), text.replace("${key}", run))
-            concrete.append(replace(
+            stages.append(replace(
                 stage, name=f"{stage.name}@{run}", foreach=None, args=sub(stage.args),
                 deps=[sub(d) for d in stage.deps],
                 params=[sub(p) for p in stage.params], outs=[sub(o) for o in stage.outs],
                 committed=[sub(o) for o in stage.committed], metrics=[sub(o) for o in stage.metrics],
                 plots=[sub(o) for o in stage.plots], persist=[sub(o) for o in stage.persist]))
-    return concrete
+    return stages
 
 
 _ITEM = re.compile(r"\$\{item\.([\w.]+)\}")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.browser import dump_dom
 from tests.e2e.pipeline import assert_up_to_date, execute, run
 from workflow.registry import expand
 
@@ -74,6 +75,21 @@ def test_table_has_the_task_rows_and_perplexity(smoke_repo):
         assert (smoke_repo / "results/tables" / name).stat().st_size > 0, name
 
 
+def test_report_page_in_a_browser(smoke_repo):
+    """The analysis job's report page, opened in headless Chromium: every section holds its table,
+    Table 1's rows and findings are there, and both figures decoded."""
+    from elmo_repro.views.report import SECTIONS
+    dom = dump_dom(smoke_repo / "results/report/index.html")
+    for stem, _ in SECTIONS:
+        section = dom.split(f'<section id="{stem}">', 1)[1].split("</section>", 1)[0]
+        assert "<table>" in section or (stem == "table4" and "<li>" in section), stem   # Table 4: neighbour lists
+    table1 = dom.split('<section id="table1_controls">', 1)[1].split("</section>", 1)[0]
+    assert all(f"<td>{title}</td>" in table1 for title in ("SQuAD", "SNLI", "SRL", "Coref", "NER", "SST-5"))
+    findings = dom.split('<section id="findings">', 1)[1].split("</section>", 1)[0]
+    assert findings.count("<td>Table 1</td>") == len(TASK_ROWS)
+    assert dom.count('data-loaded="true"') == 2 and 'data-loaded="false"' not in dom
+
+
 def test_every_stage_logged_an_mlflow_run(smoke_repo):
     with sqlite3.connect(smoke_repo / "mlflow.db") as db:
         rows = db.execute("SELECT r.run_uuid, t.value FROM runs r JOIN tags t ON r.run_uuid = t.run_uuid "
@@ -117,7 +133,8 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
         f"train_{rid.split('-')[0]}_elmo@{rid}" for rid in ANALYSIS_RUNS if "-baseline-" not in rid}
     probes = {f"{probe}@{source}" for probe in ("probe_wsd", "probe_pos") for source in ("bilm", "cove")}
     # the baselines, CoVe's training and the probes' baselines need no biLM (nor does CoVe's table)
-    run_tables = {"table1", "table1_controls", "finetuning", "table2", "table3", "table7", "figure1", "figure2"}
+    # ... and the report page, a view of every table
+    run_tables = {"table1", "table1_controls", "finetuning", "table2", "table3", "table7", "figure1", "figure2", "report"}
     assert stale == changed | all_elmo_runs | probes | run_tables | {"table4", "table5", "table6"}
     elmo_runs = {"train_ner_elmo@ner-elmo-s0", "train_ner_elmo@ner-char_layer-s0"}
     params_file = smoke_repo / "params.yaml"

@@ -50,9 +50,11 @@ def test_the_main_job_is_table1_and_the_analysis_job_everything_else():
         for spec in ("elmo_last", "elmo_lambda_1", "elmo_output", "char_only", "elmo_only")
     } | {"squad-elmo_input", "snli-elmo_input", "srl-elmo_both"}
     # the main job's table reads the main job's runs only, so `dvc repro` never trains an analysis run
-    table1 = next(s for s in STAGES if s.name == "table1")
-    assert RUNS_DIRS["main"] in table1.deps and RUNS_DIRS["analysis"] not in table1.deps
     concrete = expand(PARAMS)
+    table1 = next(s for s in concrete if s.name == "table1")
+    assert {d for d in table1.deps if d.startswith("results/")} - {"results/metrics/perplexity.json"} == {
+        f"{RUNS_DIRS['main']}/{rid}" for fam in PARAMS["runs"]["main"].values() for rid in fam} | {
+        f"{RUNS_DIRS['main']}/{task}-floor" for task in table1_tasks}
     analysis_outs = {out for s in concrete if s.job == "analysis" for out in s.all_outs}
     for stage in (s for s in concrete if s.job == "main"):
         for dep in stage.all_deps:
@@ -229,3 +231,28 @@ for name in {names!r}:
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == names
+
+
+def test_each_view_depends_on_exactly_its_tables_runs():
+    """A table is its own target: its stage depends on the folders of the runs its spec lists (a
+    cell computing another spec's run reads that run's folder) and on no other run."""
+    views = {s.name: s for s in expand(PARAMS) if s.module == "table"}
+    run_deps = {name: {d for d in s.deps if d.startswith(("results/runs/", "results/analysis/runs/"))}
+                for name, s in views.items()}
+    table7 = {d.rsplit("/", 1)[1] for d in run_deps["table7"]}
+    assert table7 == {f"{task}-{spec}-s{seed}" for task in ("squad", "snli", "srl")
+                      for spec in ("baseline", "char_only", "elmo_only", "elmo") for seed in (0, 1, 2)}
+    # Table 3's SRL "input only" is Table 1's srl-elmo run, in the main job's folder
+    assert {"results/runs/srl-elmo-s0", "results/analysis/runs/srl-elmo_both-s0"} <= run_deps["table3"]
+    assert not any("elmo_input" in d for d in run_deps["table3"] if "/srl-" in d)
+    assert all("-f" in d.rsplit("-s", 1)[1] or d.endswith(("-s0", "-s1", "-s2")) for d in run_deps["figure1"])
+    assert not run_deps["table4"] and not run_deps["cove_table"]      # the probes' views read no run
+
+
+def test_profile_reads_a_fetched_mirror(tmp_path):
+    out = tmp_path / "params.yaml"
+    assert profile.main(["tiny", "--mirror", "/data/elmo-mirror", "--output", str(out)]) == 0
+    rendered = yaml.safe_load(out.read_text(encoding="utf-8"))
+    expected = profile.render("tiny")
+    expected["data"]["mirror"] = "/data/elmo-mirror"
+    assert rendered == expected

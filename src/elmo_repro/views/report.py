@@ -1,0 +1,236 @@
+"""The report page: every table and figure of both jobs on one self-contained HTML page
+(``results/report/index.html``, stage ``report`` of the analysis job; generated, never edited).
+
+It reads only what the table stages wrote under ``results/tables`` (each view's Markdown, JSON and
+PNG), so it is a view of views: no number on the page is computed here except the verdicts of
+:func:`findings`, which compare each of the paper's findings with ours using the tables' own
+bootstrap comparisons. The page holds, in order: the profile and git commit it was built from;
+the findings; every table as its view wrote it (the paper's numbers beside ours, significance
+marks), each run table followed by the runs of each of its cells (run names, and the MLflow tag to
+find each: ``run_id``; MLflow's own run ids die with the store, so the page never prints them); the
+figures as inline PNGs. It loads nothing from the network, so it reads the same offline.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any, Callable
+
+from markdown_it import MarkdownIt
+
+from ..experiments.tasks import TASKS
+from ..io import InputError
+
+TABLES = Path("results/tables")
+ALPHA = 0.05
+# (file stem, section title): the page's sections in order; a figure section also shows <stem>.png
+SECTIONS = (
+    ("table1_controls", "Table 1 — six tasks, baseline and +ELMo, with the char-layer control"),
+    ("finetuning", "Domain fine-tuning of the biLM (§3.4)"),
+    ("table2", "Table 2 — how the biLM layers are combined (§5.1)"),
+    ("table3", "Table 3 — where ELMo enters the task model (§5.2)"),
+    ("table7", "Table 7 — which representation the task model reads"),
+    ("figure1", "Figure 1 — sample efficiency (§5.4)"),
+    ("figure2", "Figure 2 — learned layer weights (§5.5)"),
+    ("table4", "Table 4 — nearest neighbours (§5.3)"),
+    ("table5", "Table 5 — word sense disambiguation (§5.3)"),
+    ("table6", "Table 6 — POS tagging (§5.3)"),
+    ("cove", "CoVe: the MT-LSTM compared in Tables 5 and 6"),
+)
+FIGURES = ("figure1", "figure2")
+ABLATIONS = ("table2", "table3", "table7")
+# Marks each <img> data-loaded="true" once decoded (false on an error): the report's browser test reads it.
+IMAGE_CHECK = ("for (const img of document.images) {"
+               " const mark = () => { img.dataset.loaded = String(img.complete && img.naturalWidth > 0); };"
+               " if (img.complete) mark(); else { img.addEventListener('load', mark);"
+               " img.addEventListener('error', mark); } }")
+STYLE = """body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem;line-height:1.4}
+table{border-collapse:collapse;margin:.5rem 0 1rem;font-size:.9rem}th,td{border:1px solid #ccc;padding:.2rem .4rem;vertical-align:top}
+th{background:#f3f3f3}code{background:#f6f6f6;padding:0 .2rem}.held{color:#075}.reversed{color:#a00}
+.unresolved{color:#555}.runs{font-size:.8rem;color:#444}img{max-width:100%}section{margin-bottom:2rem}"""
+
+
+def verdict(difference: float, p_holm: float, paper_difference: float | None, detectable: float) -> tuple[str, str]:
+    """(class, text) of one comparison: ``held`` when ours goes the paper's way with Holm p < 0.05,
+    ``reversed`` when it goes the other way with Holm p < 0.05, else ``unresolved`` (saying whether
+    the paper's difference is below what our seeds and split can detect)."""
+    if paper_difference is None:
+        return ("unresolved", "no paper number to compare")
+    if p_holm < ALPHA and paper_difference != 0 and (difference > 0) == (paper_difference > 0):
+        return ("held", "held")
+    if p_holm < ALPHA and (paper_difference == 0 or (difference > 0) != (paper_difference > 0)):
+        return ("reversed", "reversed" if paper_difference != 0 else "the paper shows none; ours is significant")
+    if abs(paper_difference) < detectable:
+        return ("unresolved", f"not resolved: the paper's {abs(paper_difference):.2f} is below the "
+                              f"{detectable:.2f} our seeds and split could detect")
+    return ("unresolved", "not resolved: no significant difference here")
+
+
+def _number(text: Any) -> float | None:
+    """The paper's number as printed (``'88.7 ± 0.17'``, ``'4.7 / 24.9%'``: the first figure)."""
+    match = re.match(r"\s*(-?\d+(?:\.\d+)?)", str(text or ""))
+    return float(match.group(1)) if match else None
+
+
+def findings(tables: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each of the paper's findings that a built table tests, with our evidence and verdict.
+
+    Args:
+        tables: view name -> the view's JSON (``table1_controls``, ``table2``, ``table3``,
+            ``table7``) or rows of its CSV as dicts (``figure1``, ``figure2``); absent views are skipped.
+
+    Returns:
+        Dicts with ``source``, ``claim``, ``ours`` (text), ``verdict`` (held / reversed /
+        unresolved / descriptive) and ``text``.
+    """
+    out: list[dict[str, Any]] = []
+    table1 = tables.get("table1_controls")
+    if table1:
+        paper = {row["task"]: row for row in table1["rows"]}
+        for c in table1.get("bootstrap", []):
+            if c["comparison"] != "+ELMo vs baseline":
+                continue
+            title = TASKS[c["task"]].title
+            paper_diff = _number(paper[title]["paper_increase_absolute"]) if title in paper else None
+            kind, text = verdict(c["difference"], c["p_holm"], paper_diff, c["detectable"])
+            out.append({"source": "Table 1", "claim": f"{title}: +ELMo beats the baseline (paper +{paper_diff})",
+                        "ours": f"{c['difference']:+.2f} on the {c['split']} split, Holm p {c['p_holm']:.3g}",
+                        "verdict": kind, "text": text})
+    for name in ABLATIONS:
+        table = tables.get(name)
+        if not table:
+            continue
+        cells = {row["task"]: row["cells"] for row in table["rows"]}
+        for c in table["comparisons"]["dev"]:
+            row = cells[c["task"]]
+            a, b = _number(row[c["treatment"]]["paper"]), _number(row[c["other"]]["paper"])
+            paper_diff = None if a is None or b is None else round(a - b, 4)
+            kind, text = verdict(c["difference"], c["p_holm"], paper_diff, c["detectable"])
+            claim = f"{TASKS[c['task']].title}: {c['treatment']} − {c['other']}"
+            out.append({"source": name.replace("table", "Table "),
+                        "claim": claim + ("" if paper_diff is None else f" = {paper_diff:+.2f} (paper, dev)"),
+                        "ours": f"{c['difference']:+.2f} on dev, Holm p {c['p_holm']:.3g}", "verdict": kind,
+                        "text": text})
+    out += _figure1(tables.get("figure1") or []) + _figure2(tables.get("figure2") or [])
+    return out
+
+
+def _figure1(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """§5.4: ELMo's gain is larger with less training data (descriptive: seed means on dev)."""
+    out = []
+    for task in sorted({r["task"] for r in rows}):
+        by = {(r["setting"], int(r["train_examples"])): float(r["dev"]) for r in rows if r["task"] == task}
+        sizes = sorted({n for setting, n in by if setting == "baseline"} & {n for setting, n in by if setting == "+ELMo"})
+        if len(sizes) < 2:
+            continue
+        gain = {n: by[("+ELMo", n)] - by[("baseline", n)] for n in sizes}
+        held = gain[sizes[0]] > gain[sizes[-1]]
+        out.append({"source": "Figure 1", "claim": f"{task}: ELMo's gain is larger with less training data",
+                    "ours": f"dev gain {gain[sizes[0]]:+.2f} at {sizes[0]:,} examples, {gain[sizes[-1]]:+.2f} at {sizes[-1]:,}",
+                    "verdict": "descriptive", "text": ("held" if held else "not held") + " (seed means; no test)"})
+    return out
+
+
+def _figure2(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """§5.5: at the input, the task model favours the first LSTM layer (descriptive)."""
+    out = []
+    for task in sorted({r["task"] for r in rows if r["mix"] == "input"}):
+        weights = {int(r["layer"]): float(r["weight"]) for r in rows if r["task"] == task and r["mix"] == "input"}
+        top = max(weights, key=weights.get)
+        out.append({"source": "Figure 2", "claim": f"{TASKS[task].title}: the input mix favours the first LSTM layer",
+                    "ours": "s = " + " / ".join(f"{weights[k]:.2f}" for k in sorted(weights)),
+                    "verdict": "descriptive", "text": ("held" if top == 1 else f"not held (layer {top} is largest)")
+                    + " (seed means; no test)"})
+    return out
+
+
+def cell_runs(name: str, table: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """(cell label, run names) of every cell of a run table's JSON, in table order."""
+    out = []
+    if name == "table1_controls":
+        for row in table["rows"]:
+            for key in ("baseline", "elmo", "control"):
+                if row.get(key):
+                    out.append((f"{row['task']} {key}", list(row[key]["runs"])))
+    elif name in ABLATIONS:
+        for row in table["rows"]:
+            for spec, cell in row["cells"].items():
+                if cell.get("dev"):
+                    out.append((f"{TASKS[row['task']].title} {spec}", list(cell["dev"]["runs"])))
+    return out
+
+
+def git_commit(root: Path = Path(".")) -> str:
+    """HEAD of the checkout the page is built in (``unknown`` outside git), ``+dirty`` with edits."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return head + ("+dirty" if dirty else "")
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    import csv
+    return list(csv.DictReader(path.read_text(encoding="utf-8").splitlines()))
+
+
+def build(params: dict[str, Any], tables_dir: Path = TABLES, commit: Callable[[], str] = git_commit) -> str:
+    """The page's HTML.
+
+    Raises:
+        InputError: a section's Markdown (or a figure's PNG) is missing from ``tables_dir``.
+    """
+    markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
+    data: dict[str, Any] = {}
+    for name in ("table1_controls", *ABLATIONS):
+        if (tables_dir / f"{name}.json").is_file():
+            data[name] = json.loads((tables_dir / f"{name}.json").read_text(encoding="utf-8"))
+    for name in FIGURES:
+        if (tables_dir / f"{name}.csv").is_file():
+            data[name] = _read_csv(tables_dir / f"{name}.csv")
+    e = html.escape
+    body = [f"<h1>ELMo reproduced: the report (profile <code>{e(str(params['profile']))}</code>)</h1>",
+            f"<p>Built from git commit <code>{e(commit())}</code> by <code>dvc repro analysis/dvc.yaml</code> "
+            "from the tables under <code>results/tables</code>. Each run named below is an MLflow run "
+            "with the tag <code>run_id</code> set to its name (<code>mlflow ui</code>, then search "
+            "<code>tags.run_id = '&lt;name&gt;'</code>).</p>",
+            "<nav><ul>" + "".join(f'<li><a href="#{stem}">{e(title)}</a></li>' for stem, title in SECTIONS) + "</ul></nav>",
+            '<section id="findings"><h2>The paper\'s findings, here</h2>',
+            "<p>Verdicts from the tables' paired bootstrap comparisons (Holm-corrected within each table; "
+            "Tables 2, 3 and 7 on the selection split, as the paper's dev numbers; Table 1 on the test split). "
+            "Held: ours goes the paper's way with Holm p &lt; 0.05; reversed: the other way with Holm p &lt; 0.05; "
+            "not resolved: neither. The figures' findings are descriptive (seed means, no test).</p>",
+            "<table><thead><tr><th>Source</th><th>The paper's finding</th><th>Ours</th><th>Verdict</th></tr></thead><tbody>"]
+    for f in findings(data):
+        body.append(f"<tr><td>{e(f['source'])}</td><td>{e(f['claim'])}</td><td>{e(f['ours'])}</td>"
+                    f'<td class="{e(f["verdict"])}">{e(f["text"])}</td></tr>')
+    body.append("</tbody></table></section>")
+    for stem, title in SECTIONS:
+        path = tables_dir / f"{stem}.md"
+        if not path.is_file():
+            raise InputError(path, "missing: build the table first (its stage in analysis/dvc.yaml)")
+        body.append(f'<section id="{stem}"><h2>{e(title)}</h2>')
+        if stem in FIGURES:
+            png = tables_dir / f"{stem}.png"
+            if not png.is_file():
+                raise InputError(png, "missing: build the figure first")
+            encoded = base64.b64encode(png.read_bytes()).decode("ascii")
+            body.append(f'<img alt="{e(title)}" src="data:image/png;base64,{encoded}">')
+        text = re.sub(r"^(#+) ", lambda m: "#" * min(len(m.group(1)) + 2, 6) + " ", path.read_text(encoding="utf-8"), flags=re.M)
+        body.append(markdown.render(text))
+        runs = cell_runs(stem, data.get(stem, {})) if stem in data else []
+        if runs:
+            body.append('<details class="runs"><summary>The runs of each cell</summary><ul>'
+                        + "".join(f"<li>{e(label)}: " + ", ".join(f"<code>{e(r)}</code>" for r in ids) + "</li>"
+                                  for label, ids in runs) + "</ul></details>")
+        body.append("</section>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>ELMo reproduced — report ({e(str(params['profile']))})</title><style>{STYLE}</style></head>"
+            "<body>\n" + "\n".join(body) + f"\n<script>{IMAGE_CHECK}</script>\n</body></html>\n")
