@@ -13,12 +13,13 @@ from elmo_repro.views import report
 from stages import stage_args
 
 PAGE = Path("results/report/index.html")
+SECTIONS = ["profile"]                  # the params it reads (the registry's, checked by a test)
 
 
 def main(argv: list[str] | None = None) -> None:
     stage_args(__doc__, argv)
     params = load_params()
-    with stage_run("report", params, ["profile"]) as run:
+    with stage_run("report", params, SECTIONS) as run:
         page = report.build(params)
         with atomic_open(PAGE, "w") as handle:
             handle.write(page)

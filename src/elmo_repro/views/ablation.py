@@ -30,6 +30,10 @@ from .bootstrap import RESAMPLES, compare, format_p, holm_table
 from .query import TableRun, table_runs
 
 SPLITS = {"dev": "selection split (dev)", "test": "test split"}
+NOTES = {"table7": "Char layer instead of vectors (`char_only`): the biLM's layer 0 replaces the static word "
+                   "vectors at the input; Table 1's char-layer control (`char_layer`) adds layer 0 beside them. "
+                   "ELMo only (`elmo_only`): the paper's mix and placement without the vectors. A task's own "
+                   "character encoder (SQuAD's) stays in every cell."}
 LABELS = {"baseline": "Baseline", "last_only": "Last only", "all_lambda_1": "All layers, λ = 1",
           "all_lambda_0.001": "All layers, λ = 0.001", "input_only": "Input only",
           "input_and_output": "Input & output", "output_only": "Output only",
@@ -91,7 +95,8 @@ def markdown(result: dict[str, Any], spec: dict[str, Any], resamples: int = RESA
              f"({', '.join(map(str, spec['runs']['seeds']))}); † = a run's best epoch was its last. Ours "
              "on the selection split (chosen on, like the paper's dev numbers) and on the test split. "
              "ELMo specs: " + "; ".join(f"{LABELS.get(c, c)} = `{name}`" for name, c in columns.items())
-             + " (params.yaml `elmo_specs`; a cell whose spec computes an existing run reads that run).", ""]
+             + " (params.yaml `elmo_specs`; a cell whose spec computes an existing run reads that run)."
+             + (" " + NOTES[result["table"]] if result["table"] in NOTES else ""), ""]
     for split, title in SPLITS.items():
         header = ["Task", *[LABELS.get(c, c) for c in columns.values()]]
         lines += [f"#### {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
