@@ -9,8 +9,12 @@ Snakemake's), the next process's interpreter start and imports, and MLflow's sta
 logs directly. Prints the per-stage table (seconds, pipeline order, the stage process's peak
 resident memory where it logged one) and the gap statistics.
 
+A job built in several invocations (the analysis job one table target at a time: `dvc repro
+analysis/dvc.yaml:table7`, then `:table3`, ...) is measured by naming every pipeline run
+(``--parent A --parent B ...``): the stages of all of them in order, the wall times summed.
+
 Usage (from the repository root, after `python -m workflow.launch dvc repro ...`):
-    .venv/bin/python -m benchmarks.stage_gap [--parent RUN_ID] [--tracking-uri sqlite:///mlflow.db] [--json OUT]
+    .venv/bin/python -m benchmarks.stage_gap [--parent RUN_ID ...] [--tracking-uri sqlite:///mlflow.db] [--json OUT]
 """
 
 from __future__ import annotations
@@ -69,9 +73,33 @@ def gaps(parent, children) -> dict:
             "rows": rows}
 
 
+def merge(results: list[dict]) -> dict:
+    """One record of a job built in several pipeline runs (each a :func:`gaps` record, in order):
+    rows concatenated, times summed; the commands joined. Raises ValueError when the runs were
+    made from different commits or profiles (one job's measurement must be of one code state)."""
+    if len(results) == 1:
+        return results[0]
+    for key in ("git_commit", "profile"):
+        if len({r[key] for r in results}) != 1:
+            raise ValueError(f"the pipeline runs differ in {key}: {sorted({str(r[key]) for r in results})}")
+    rows = [row for r in results for row in r["rows"]]
+    wall, in_stages = sum(r["wall_s"] for r in results), sum(r["in_stages_s"] for r in results)
+    between = [row["gap_before"] for row in rows]
+    return {"pipeline": f"{len(results)} pipeline runs: " + "; ".join(r["pipeline"] for r in results),
+            "parent_run_id": [r["parent_run_id"] for r in results],
+            "command": " && ".join(r["command"] or "?" for r in results),
+            "git_commit": results[0]["git_commit"], "git_dirty": results[0]["git_dirty"],
+            "profile": results[0]["profile"], "started_utc": results[0]["started_utc"], "stages": len(rows),
+            "wall_s": round(wall, 1), "in_stages_s": round(in_stages, 1), "outside_stages_s": round(wall - in_stages, 1),
+            "gap_mean_s": round((wall - in_stages) / max(len(rows), 1), 2),
+            "gap_median_s": round(statistics.median(between), 2) if between else None,
+            "note": f"built in {len(results)} invocations, one after another; wall = their sum", "rows": rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--parent", help="the pipeline run id (default: the latest)")
+    parser.add_argument("--parent", action="append",
+                        help="a pipeline run id (default: the latest); repeat for a job built in several runs")
     parser.add_argument("--tracking-uri", default=f"sqlite:///{REPO / 'mlflow.db'}")
     parser.add_argument("--json", help="also write the result here")
     args = parser.parse_args(argv)
@@ -81,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     experiment = client.get_experiment_by_name("elmo-repro")
     if experiment is None:
         raise SystemExit(f"no experiment elmo-repro in {args.tracking_uri}")
-    parent, children = pipeline_runs(client, experiment.experiment_id, args.parent)
-    result = gaps(parent, children)
+    result = merge([gaps(*pipeline_runs(client, experiment.experiment_id, parent))
+                    for parent in (args.parent or [None])])
     print(f"{result['pipeline']}: {result['wall_s']:.0f} s wall, {result['stages']} stages, "
           f"{result['in_stages_s']:.0f} s in stages, {result['outside_stages_s']:.0f} s between them "
           f"(mean {result['gap_mean_s']:.1f} s, median {result['gap_median_s']:.1f} s per stage)")

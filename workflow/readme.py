@@ -131,7 +131,7 @@ def _job_line(record: dict) -> str:
     parts = ", ".join(f"{kind} {_minutes(s)}" for kind, s in _families(record["rows"]).items())
     return (f"**{_minutes(record['wall_s'])}** (`{record['command']}`, {record['started_utc'][:10]}, commit "
             f"{record['git_commit'][:7]}; {record['stages']} stages: {parts}; "
-            f"{record['outside_stages_s']:.0f} s between stages"
+            f"{record['outside_stages_s']:.0f} s in all between stages"
             + (f"; {record['note']}" if record.get("note") else "") + ")")
 
 
