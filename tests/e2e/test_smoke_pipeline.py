@@ -148,15 +148,19 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
             run(["python", "-m", "workflow.profile", "--refresh"], smoke_repo)
             return stale_stages(smoke_repo)
 
-        # one task's parameters: that task's runs only
+        # one task's parameters: that task's runs only, and the views that read them (each view
+        # depends on its own tables' run folders: Tables 2, 3 and 7 and Figure 1 read no NER run)
         ner_runs = {"train_ner@ner-baseline-s0", *elmo_runs}
-        assert edited(lambda p: p["tasks"]["ner"]["model"].update(lstm_hidden=33)) == (ner_runs, ner_runs | run_tables)
+        ner_views = {"table1", "table1_controls", "figure2", "report"}
+        assert edited(lambda p: p["tasks"]["ner"]["model"].update(lstm_hidden=33)) == (ner_runs, ner_runs | ner_views)
         # an ELMo spec: the runs that use it; and Table 3's SRL "input only", which read Table 1's
         # +ELMo run while the two specs computed the same run, becomes a run of its own
         elmo_spec_runs = {f"train_{task}_elmo@{task}-elmo-s0" for task in TASK_ROWS} | {
             "train_srl_elmo@srl-elmo-s0-f10", "train_srl_elmo@srl-elmo_input-s0"}
+        # (Table 3's stage now reads that new run's folder: its deps changed); every view with a
+        # +ELMo run re-runs, the fine-tuning table (no runs in this profile) does not
         assert edited(lambda p: p["elmo_specs"]["elmo"].update(l2_coef=0.01)) == (
-            elmo_spec_runs, elmo_spec_runs | run_tables)
+            elmo_spec_runs | {"table3"}, elmo_spec_runs | run_tables - {"finetuning"})
         # a seed more: one new job per (task, ELMo spec) of the tables, and the tables
         new = {f"train_{task}@{task}-baseline-s1" for task in TASK_ROWS} | {
             f"train_{task}_elmo@{task}-{elmo}-s1" for task in TASK_ROWS for elmo in ("elmo", "char_layer")}
@@ -165,11 +169,12 @@ def test_second_repro_is_a_no_op_and_staleness_follows_the_dag(smoke_repo):
             for table in ("table1", "table1_controls"):
                 p["tables"][table]["runs"].update(seeds=[0, 1])
         table1_views = {"table1", "table1_controls"}                   # the views that read tables.table1
-        assert edited(more_seeds) == (new | table1_views, new | run_tables)
+        assert edited(more_seeds) == (new | table1_views, new | table1_views | {"report"})
         # the table's layout: no training
-        assert edited(lambda p: p["tables"]["table1"].update(control=None)) == (table1_views, table1_views)
+        assert edited(lambda p: p["tables"]["table1"].update(control=None)) == (table1_views, table1_views | {"report"})
     finally:
         params_file.write_text(original_params)
+        run(["python", "-m", "workflow.render"], smoke_repo)      # the views' run folders, as before
     assert stale_stages(smoke_repo) == (set(), set())
 
 

@@ -27,6 +27,7 @@ from ..tables import read_paper_table
 from ..tasks.base import get_task
 from . import Output
 from .bootstrap import RESAMPLES, compare, format_p, holm_table
+from .labels import LABELS
 from .query import TableRun, table_runs
 
 SPLITS = {"dev": "selection split (dev)", "test": "test split"}
@@ -34,11 +35,6 @@ NOTES = {"table7": "Char layer instead of vectors (`char_only`): the biLM's laye
                    "vectors at the input; Table 1's char-layer control (`char_layer`) adds layer 0 beside them. "
                    "ELMo only (`elmo_only`): the paper's mix and placement without the vectors. A task's own "
                    "character encoder (SQuAD's) stays in every cell."}
-LABELS = {"baseline": "Baseline", "last_only": "Last only", "all_lambda_1": "All layers, λ = 1",
-          "all_lambda_0.001": "All layers, λ = 0.001", "input_only": "Input only",
-          "input_and_output": "Input & output", "output_only": "Output only",
-          "vectors_only": "Word vectors only (baseline)", "char_layer_only": "Char layer instead of vectors",
-          "elmo_only": "ELMo only", "elmo_and_vectors": "ELMo & word vectors"}
 TITLES = {"table2": "Table 2 (§5.1): all biLM layers against the top layer only",
           "table3": "Table 3 (§5.2): where ELMo is added to the task model",
           "table7": "Table 7: which representation the task model reads (static word vectors, the biLM's "

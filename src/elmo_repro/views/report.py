@@ -25,6 +25,7 @@ from markdown_it import MarkdownIt
 
 from ..experiments.tasks import TASKS
 from ..io import InputError
+from .labels import LABELS
 
 TABLES = Path("results/tables")
 ALPHA = 0.05
@@ -77,12 +78,13 @@ def _number(text: Any) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def findings(tables: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def findings(tables: dict[str, dict[str, Any]], labels: dict[str, dict[str, str]] | None = None) -> list[dict[str, Any]]:
     """Each of the paper's findings that a built table tests, with our evidence and verdict.
 
     Args:
         tables: view name -> the view's JSON (``table1_controls``, ``table2``, ``table3``,
             ``table7``) or rows of its CSV as dicts (``figure1``, ``figure2``); absent views are skipped.
+        labels: per ablation table, ELMo spec -> its column's label (default: the spec names).
 
     Returns:
         Dicts with ``source``, ``claim``, ``ours`` (text), ``verdict`` (held / reversed /
@@ -111,7 +113,8 @@ def findings(tables: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
             a, b = _number(row[c["treatment"]]["paper"]), _number(row[c["other"]]["paper"])
             paper_diff = None if a is None or b is None else round(a - b, 4)
             kind, text = verdict(c["difference"], c["p_holm"], paper_diff, c["detectable"])
-            claim = f"{TASKS[c['task']].title}: {c['treatment']} − {c['other']}"
+            label = (labels or {}).get(name, {})
+            claim = f"{TASKS[c['task']].title}: {label.get(c['treatment'], c['treatment'])} − {label.get(c['other'], c['other'])}"
             out.append({"source": name.replace("table", "Table "),
                         "claim": claim + ("" if paper_diff is None else f" = {paper_diff:+.2f} (paper, dev)"),
                         "ours": f"{c['difference']:+.2f} on dev, Holm p {c['p_holm']:.3g}", "verdict": kind,
@@ -208,7 +211,9 @@ def build(params: dict[str, Any], tables_dir: Path = TABLES, commit: Callable[[]
             "Held: ours goes the paper's way with Holm p &lt; 0.05; reversed: the other way with Holm p &lt; 0.05; "
             "not resolved: neither. The figures' findings are descriptive (seed means, no test).</p>",
             "<table><thead><tr><th>Source</th><th>The paper's finding</th><th>Ours</th><th>Verdict</th></tr></thead><tbody>"]
-    for f in findings(data):
+    labels = {name: {spec: LABELS.get(column, column) for spec, column in params["tables"][name].get("columns", {}).items()}
+              for name in ABLATIONS if name in params.get("tables", {})}
+    for f in findings(data, labels):
         body.append(f"<tr><td>{e(f['source'])}</td><td>{e(f['claim'])}</td><td>{e(f['ours'])}</td>"
                     f'<td class="{e(f["verdict"])}">{e(f["text"])}</td></tr>')
     body.append("</tbody></table></section>")
