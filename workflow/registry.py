@@ -19,6 +19,7 @@ from typing import Any
 from elmo_repro.data.eval_text import SPLIT_PATHS as EVAL_SPLIT_PATHS
 from elmo_repro.experiments.specs import JOB_FILES, JOBS, RUNS_DIRS, family  # noqa: F401  (JOB_FILES: for render and tests)
 from elmo_repro.experiments.tasks import TASKS
+from elmo_repro.views.report import INPUTS as REPORT_INPUTS
 
 from .imports import NOT_OUTPUT_CODE, code_deps
 
@@ -377,13 +378,9 @@ TABLE_STAGES = [
 
 # The report page (issue 27): every table and figure above on one offline HTML page, a view of
 # the views' files (it reads nothing else, so it is rebuilt exactly when a table changes)
-REPORT_SECTIONS = ("table1_controls", "finetuning", "table2", "table3", "table7", "figure1", "figure2",
-                   "table4", "table5", "table6", "cove")
 REPORT_STAGE = Stage(
     name="report", module="report", job="analysis", threads=1,
-    deps=[f"{TABLES}/{stem}.md" for stem in REPORT_SECTIONS]
-    + [f"{TABLES}/{stem}.json" for stem in ("table1_controls", "table2", "table3", "table7")]
-    + [f"{TABLES}/{stem}.{ext}" for stem in ("figure1", "figure2") for ext in ("csv", "png")],
+    deps=[f"{TABLES}/{name}" for name in REPORT_INPUTS],
     params=["profile"], committed=["results/report/index.html"],
     resources={"mem_mb": 2000, "runtime": 10})
 

@@ -21,8 +21,6 @@ import subprocess
 from pathlib import Path
 from typing import Any, Callable
 
-from markdown_it import MarkdownIt
-
 from ..experiments.tasks import TASKS
 from ..io import InputError
 from .labels import LABELS
@@ -45,6 +43,10 @@ SECTIONS = (
 )
 FIGURES = ("figure1", "figure2")
 ABLATIONS = ("table2", "table3", "table7")
+# Every file the page reads: each section's Markdown, the run tables' JSON, the figures' CSV and PNG
+# (the report stage's dependencies in workflow/registry.py)
+INPUTS = ([f"{stem}.md" for stem, _ in SECTIONS] + [f"{stem}.json" for stem in ("table1_controls", *ABLATIONS)]
+          + [f"{stem}.{ext}" for stem in FIGURES for ext in ("csv", "png")])
 # Marks each <img> data-loaded="true" once decoded (false on an error): the report's browser test reads it.
 IMAGE_CHECK = ("for (const img of document.images) {"
                " const mark = () => { img.dataset.loaded = String(img.complete && img.naturalWidth > 0); };"
@@ -190,6 +192,8 @@ def build(params: dict[str, Any], tables_dir: Path = TABLES, commit: Callable[[]
     Raises:
         InputError: a section's Markdown (or a figure's PNG) is missing from ``tables_dir``.
     """
+    from markdown_it import MarkdownIt   # here: the registry imports this module for its files
+
     markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
     data: dict[str, Any] = {}
     for name in ("table1_controls", *ABLATIONS):
