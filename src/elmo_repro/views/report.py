@@ -14,6 +14,7 @@ figures as inline PNGs. It loads nothing from the network, so it reads the same 
 from __future__ import annotations
 
 import base64
+import csv
 import html
 import json
 import re
@@ -182,7 +183,6 @@ def git_commit(root: Path = Path(".")) -> str:
 
 
 def _read_csv(path: Path) -> list[dict[str, str]]:
-    import csv
     return list(csv.DictReader(path.read_text(encoding="utf-8").splitlines()))
 
 
