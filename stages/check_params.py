@@ -26,6 +26,7 @@ from typing import Any, Iterator
 import yaml
 
 from elmo_repro.experiments.specs import JOB_FILES
+from elmo_repro.console import log
 from elmo_repro.io import InputError, read_json, write_json
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
@@ -78,10 +79,49 @@ def missing_inputs(params: dict[str, Any], root: Path = Path(".")) -> list[str]:
                 continue
             seen.add(path)
             produced = any(Path(path) == out or out in Path(path).parents for out in written)
-            if not produced and not (root / path).exists():
-                shown = dep if dep == path else f"{dep} = {path}"
-                problems.append(f"{JOB_FILES[job]}: stage {stage} reads {shown}, which does not exist")
+            if produced:
+                continue
+            shown = dep if dep == path else f"{dep} = {path}"
+            if not (root / path).exists():
+                problems.append(f"{JOB_FILES[job]}: stage {stage} reads {shown}, which does not exist"
+                                + licensed_hint(dep, params))
+            elif (root / path).is_dir():    # a fetched mirror has the folders of licensed files, not the files
+                absent = [file for file in licensed_files(dep) if not (root / path / file).exists()]
+                if absent:
+                    named = ", ".join(absent) if len(absent) <= 2 else f"{absent[0]} ... {absent[-1]}"
+                    problems.append(f"{JOB_FILES[job]}: stage {stage} reads {shown}, which lacks {len(absent)} "
+                                    f"of its files ({named})" + licensed_hint(dep, params))
     return problems
+
+
+def licensed_files(dep: str) -> list[str]:
+    """The licensed files (:data:`elmo_repro.fetch.MANUAL`) inside mirror dependency ``dep``,
+    relative to it."""
+    from elmo_repro.fetch import MANUAL
+
+    prefix = "${data.mirror}/"
+    if not dep.startswith(prefix):
+        return []
+    path = dep.removeprefix(prefix).rstrip("/") + "/"
+    return [file.removeprefix(path) for item in MANUAL.values() if item.param == "data.mirror"
+            for file in item.paths if file.startswith(path)]
+
+
+def licensed_hint(dep: str, params: dict[str, Any]) -> str:
+    """For a missing mirror dependency holding licensed files (:data:`elmo_repro.fetch.MANUAL`):
+    where to read how to make them, and how to run without what reads them."""
+    from elmo_repro.fetch import MANUAL
+
+    prefix = "${data.mirror}/"
+    if not dep.startswith(prefix):
+        return ""
+    path = dep.removeprefix(prefix).rstrip("/")
+    licences = sorted({item.licence for item in MANUAL.values() if item.param == "data.mirror"
+                       for file in item.paths if file == path or file.startswith(path + "/")})
+    if not licences:
+        return ""
+    return (f" (licensed: {'; '.join(licences)}; `python -m elmo_repro.fetch --list` says how to make it, "
+            f"or run without what reads it: `python -m workflow.profile {params.get('profile', 'tiny')} --free-data`)")
 
 
 def released_layer_problems(params: dict[str, Any], root: Path = Path(".")) -> list[str]:
@@ -103,6 +143,8 @@ def main(argv: list[str] | None = None) -> None:
     if problems:
         shown = problems[:12] + ([f"... and {len(problems) - 12} more"] if len(problems) > 12 else [])
         raise InputError("params.yaml", "\n".join(["a stage would fail after DVC deleted its outputs:", *shown]))
+    for name, why in params["data"].get("left_out", {}).items():
+        log(f"left out (data.left_out): {name}: {why}")
     with stage_run("check_params", params, SECTIONS):
         write_json(REPORT, {"valid": True})
 

@@ -78,14 +78,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--refresh", action="store_true",
                         help="re-render the runs of the existing params.yaml (after editing tables/elmo_specs)")
     parser.add_argument("--output", default="params.yaml")
+    parser.add_argument("--free-data", action="store_true",
+                        help="leave out every task and evaluation split that reads a licensed file (the "
+                             "words of CoNLL-2005's WSJ sections: SRL), for a mirror built by "
+                             "`python -m elmo_repro.fetch` alone (workflow/free_data.py)")
     parser.add_argument("--mirror", metavar="DIR",
                         help="the data mirror to read (data.mirror; default: the profile's, ../shared/data), "
                              "e.g. the folder `python -m elmo_repro.fetch --dest DIR` filled")
     args = parser.parse_args(argv)
     if args.refresh == (args.name is not None):
         parser.error("give a profile name or --refresh")
-    if args.mirror is not None and args.refresh:
-        parser.error("--mirror goes with a profile name (or edit data.mirror in params.yaml)")
+    if (args.mirror is not None or args.free_data) and args.refresh:
+        parser.error("--mirror and --free-data go with a profile name (or edit data in params.yaml)")
     if args.refresh:
         params = with_runs(load_params(args.output, validate=False))
         name = str(params.get("profile", "custom"))
@@ -96,9 +100,14 @@ def main(argv: list[str] | None = None) -> int:
     params = render(args.name)
     if args.mirror is not None:
         params["data"] = {**params.get("data", {}), "mirror": args.mirror}
+    if args.free_data:
+        from .free_data import leave_out, licensed_left_out
+        params = with_runs(leave_out(params, licensed_left_out()))
     Path(args.output).write_text(dump(params, args.name), encoding="utf-8")
     print(f"{args.output} now holds the {args.name!r} profile"
           + (f", reading the data mirror {args.mirror}" if args.mirror else ""), file=sys.stderr)
+    for name, why in params["data"].get("left_out", {}).items():
+        print(f"left out: {name}: {why}", file=sys.stderr)
     return rerender_pipelines(args.output)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 # The one project import here: the mirror paths of the evaluation splits are declared beside their
 # readers (a plain constant, so rendering dvc.yaml needs no third-party package).
+from elmo_repro.data.eval_text import SPLIT_FILES as EVAL_SPLIT_FILES
 from elmo_repro.data.eval_text import SPLIT_PATHS as EVAL_SPLIT_PATHS
 from elmo_repro.experiments.specs import JOB_FILES, JOBS, RUNS_DIRS, family  # noqa: F401  (JOB_FILES: for render and tests)
 from elmo_repro.experiments.tasks import TASKS
@@ -77,6 +78,7 @@ class Stage:
     # resolved from the rendered params by concrete(), so each table is its own `dvc repro` target
     # and builds only its own runs
     run_tables: tuple[str, ...] = ()
+    task: str | None = None  # the task whose data it reads (none of its stages exist when data.left_out names it)
 
     @property
     def cmd(self) -> str:
@@ -125,6 +127,7 @@ def run_family(task: str, with_elmo: bool, job: str) -> Stage:
         metrics=[f"{out}/metrics.json"],
         plots=[f"{out}/history.csv"],
         resources={"gpu": 1, "mem_mb": 32000, "runtime": 240},
+        task=task,
     )
 
 
@@ -134,7 +137,7 @@ def prepare_stage(task: str) -> Stage:
     prepare = TASKS[task].prepare
     return Stage(name=prepare.stage, module=prepare.stage, deps=[f"{MIRROR}/{path}" for path in prepare.inputs],
                  params=list(prepare.params), outs=[TASKS[task].data_dir], metrics=list(prepare.metrics),
-                 threads=1, resources={"mem_mb": 4000, "runtime": 10})
+                 threads=1, resources={"mem_mb": 4000, "runtime": 10}, task=task)
 
 
 def features_stage(job: str) -> Stage:
@@ -334,11 +337,35 @@ def run_folders(tables: tuple[str, ...], params: dict) -> list[str]:
     return list(dict.fromkeys(folders))
 
 
+def left_out(params: dict) -> dict[str, str]:
+    """``data.left_out``: {task or evaluation split: why} (workflow/free_data.py)."""
+    return (params.get("data") or {}).get("left_out") or {}
+
+
+def active(stage: Stage, params: dict) -> bool:
+    """Whether ``stage`` exists under ``params``: not a stage of a left-out task."""
+    return stage.task is None or stage.task not in left_out(params)
+
+
+def left_out_deps(params: dict) -> set[str]:
+    """The deps no stage may read under ``params``: a left-out task's prepared data (its own
+    stages are gone, :func:`active`), and the mirror path of left-out evaluation splits (unless a
+    kept split shares it)."""
+    gone = left_out(params)
+    deps = {TASKS[task].data_dir for task in TASKS if task in gone}
+    kept = {path for split, path in EVAL_SPLIT_FILES.items() if split not in gone}
+    deps |= {f"{MIRROR}/{path}" for split, path in EVAL_SPLIT_FILES.items() if split in gone and path not in kept}
+    return deps
+
+
 def concrete(stage: Stage, params: dict) -> Stage:
-    """``stage`` with the run folders of its ``run_tables`` added to its deps (none: unchanged)."""
-    if not stage.run_tables:
+    """``stage`` as ``params`` make it: the run folders of its ``run_tables`` added to its deps,
+    and no dep on left-out data (:func:`left_out_deps`). Unchanged when neither applies."""
+    gone = left_out_deps(params)
+    if not stage.run_tables and not gone.intersection(stage.deps):
         return stage
-    return replace(stage, deps=[*stage.deps, *run_folders(stage.run_tables, params)], run_tables=())
+    deps = [dep for dep in stage.deps if dep not in gone]
+    return replace(stage, deps=[*deps, *run_folders(stage.run_tables, params)], run_tables=())
 
 
 TABLE_STAGES = [
@@ -398,6 +425,7 @@ def floor_stage(task: str) -> Stage:
         metrics=[f"{MAIN_RUNS}/{task}-floor/metrics.json"],
         threads=1,
         resources={"mem_mb": 4000, "runtime": 10},
+        task=task,
     )
 
 
@@ -483,9 +511,10 @@ STAGES: list[Stage] = [
 ]
 
 
-def job_stages(job: str) -> list[Stage]:
-    """The stages (families unexpanded) of one job, in registry order."""
-    return [stage for stage in STAGES if stage.job == job]
+def job_stages(job: str, params: dict | None = None) -> list[Stage]:
+    """The stages (families unexpanded) of one job, in registry order; with ``params``, only those
+    that exist under them (:func:`active`)."""
+    return [stage for stage in STAGES if stage.job == job and (params is None or active(stage, params))]
 
 
 def resolve(path: str, params: dict) -> str:
@@ -504,6 +533,8 @@ def expand(params: dict) -> list[Stage]:
     folders resolved (:func:`concrete`)."""
     stages = []
     for stage in STAGES:
+        if not active(stage, params):
+            continue
         if stage.foreach is None:
             stages.append(concrete(stage, params))
             continue

@@ -53,7 +53,7 @@ def render_dvc(job: str = "main", params: dict | None = None) -> str:
     wdir = "/".join([".."] * depth) or None                   # stages run in the repository root
     document: dict = {"vars": [f"{wdir}/params.yaml"]} if wdir else {}
     stages = {}
-    for stage in job_stages(job):
+    for stage in job_stages(job, params):
         entry = _entry(concrete(stage, params), wdir)
         stages[stage.name] = {"foreach": f"${{{stage.foreach}}}", "do": entry} if stage.foreach else entry
     document["stages"] = stages

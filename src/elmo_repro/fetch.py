@@ -333,10 +333,8 @@ MANUAL: dict[str, Manual] = {
             f"  {_words_command('24', 'devel/words/devel.24.words.gz')}\n"
             f"The mirror's copy, uncompressed, has {_text_check(pins.CONLL2005_DEVEL_WORDS)} (zcat FILE | sha256sum). "
             "The contamination check reads them (contamination.splits: conll2005_dev), and SRL selects its "
-            "epoch on them. Without the licence, drop conll2005_dev from contamination.splits, drop srl "
-            "from the tables' runs (tables.table1.runs.tasks, tables.table1_controls.runs.tasks) and "
-            "create the folders srl_conll2005/devel/words and srl_conll2005/train/words empty (DVC "
-            "still tracks them).")),
+            "epoch on them. Without the licence, `python -m workflow.profile tiny --mirror DIR --free-data` "
+            "leaves out SRL and this split (data.left_out; the params check and Table 1 say so).")),
     "conll2005_train_words": Manual(
         tuple(f"srl_conll2005/train/words/train.{n:02d}.words.gz" for n in range(2, 22)), "data.mirror", _PTB,
         default=True,
@@ -344,7 +342,7 @@ MANUAL: dict[str, Manual] = {
              f"(prepare_srl reads them). With {_SRLCONLL}, for each section NN in 02..21:\n"
              f"  {_words_command('NN', 'train/words/train.NN.words.gz')}\n"
              "The mirror's copies, uncompressed and concatenated in section order, have "
-             f"{_text_check(pins.CONLL2005_TRAIN_WORDS)}.")),
+             f"{_text_check(pins.CONLL2005_TRAIN_WORDS)}. Without the licence: `--free-data`, as above.")),
     "ptb3_wsj": Manual(
         ("ptb/treebank_3/parsed/mrg/wsj",), "data.mirror", _PTB,
         how=("The paper profile's POS probe (probes.pos.treebank) reads the full Penn Treebank 3 WSJ "

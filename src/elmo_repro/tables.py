@@ -202,10 +202,12 @@ def _p(value: float | None) -> str:
 
 
 def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], paper_perplexity: str,
-                    profile: str, spec: dict[str, Any], controls: bool = True) -> str:
+                    profile: str, spec: dict[str, Any], controls: bool = True,
+                    left_out: dict[str, str] | None = None) -> str:
     """Markdown in the layout of the paper's Table 1, then per-seed scores, the perplexity line
     and caveats. ``controls`` False: the view of the main job, whose runs hold no control (its
-    column says where it is filled)."""
+    column says where it is filled). ``left_out``: ``data.left_out`` (tasks and evaluation splits
+    the profile leaves out for want of licensed data), listed under the table."""
     frame = pd.DataFrame([{
         "Task": r["task"],
         "Previous SOTA (paper)": f"{r['paper_previous_sota_system']} {r['paper_previous_sota']}"
@@ -240,6 +242,10 @@ def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], pape
             per_seed.append(f"- {r['task']} test {second['label']}: {floor}" + "; ".join(
                 f"{label} {second[key]['mean']:.2f} ± {second[key]['std']:.2f}"
                 for key, label in GROUPS if key in second) + ("" if p is None else f"; p (+ELMo vs baseline) {_p(p)}"))
+    for name, why in (left_out or {}).items():
+        kind = "task" if name in TASKS else "contamination split"
+        per_seed.append(f"- Left out of this profile ({kind} `{name}`, `data.left_out`; `workflow.profile "
+                        f"--free-data`): {why}" + ("; its row shows —" if name in TASKS else ""))
     ppl = perplexity
     return "\n".join([
         f"# Table 1{' with its char-layer control' if controls else ''} (profile `{profile}`)",

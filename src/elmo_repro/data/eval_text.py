@@ -199,13 +199,20 @@ SPLITS: dict[str, Callable[[Path], Iterator[Sentence]]] = {
     "multi30k_test": lambda m: read_raw_gz(m / "multi30k/raw/test_2016_flickr.en.gz"),
 }
 
-# The mirror paths the splits read (DVC dependencies of the stages that read them).
-SPLIT_PATHS = [
-    "conll2003/eng.testa", "conll2003/eng.testb", "sst5/trees/dev.txt", "sst5/trees/test.txt",
-    "snli/esnli_infersent_format", "squad_v1.1/dev-v1.1.json", "srl_conll2005/devel/words",
-    "srl_conll2005/test.wsj/words", "srl_conll2005/test.brown/words", "litbank_coref/conll",
-    "wsd_raganato_eval", "ptb_wsj_sample_nltk/corpora/treebank.zip", "multi30k/raw",
-]
+# The mirror path each split reads (a file or a folder; the DVC dependency of the stages that read
+# it), and those paths once each, in the splits' order.
+SPLIT_FILES: dict[str, str] = {
+    "conll2003_testa": "conll2003/eng.testa", "conll2003_testb": "conll2003/eng.testb",
+    "sst5_dev": "sst5/trees/dev.txt", "sst5_test": "sst5/trees/test.txt",
+    "snli_dev": "snli/esnli_infersent_format", "snli_test": "snli/esnli_infersent_format",
+    "squad_dev": "squad_v1.1/dev-v1.1.json", "conll2005_dev": "srl_conll2005/devel/words",
+    "conll2005_test_wsj": "srl_conll2005/test.wsj/words", "conll2005_test_brown": "srl_conll2005/test.brown/words",
+    "litbank": "litbank_coref/conll",
+    **{f"wsd_{name}": "wsd_raganato_eval" for name in WSD_DATASETS},
+    "ptb_wsj_sample": "ptb_wsj_sample_nltk/corpora/treebank.zip",
+    "multi30k_val": "multi30k/raw", "multi30k_test": "multi30k/raw",
+}
+SPLIT_PATHS = list(dict.fromkeys(SPLIT_FILES.values()))
 
 
 def read_split(mirror: str | Path, name: str) -> Iterator[Sentence]:

@@ -93,6 +93,16 @@ def _cross_check(params: dict) -> list[tuple[str, str]]:
     """Rules across sections: tables name defined ELMo specs; ``runs`` is their rendering."""
     specs = params["elmo_specs"]
     problems = _probe_layer_problems(params)
+    left_out = params["data"].get("left_out") or {}
+    for i, split in enumerate(params["contamination"]["splits"]):
+        if split in left_out:
+            problems.append((f"contamination.splits[{i}]", f"{split!r} is left out (data.left_out: "
+                             f"{left_out[split]}): no stage can read it"))
+    for table, spec in params["tables"].items():
+        for i, task in enumerate((spec.get("runs") or {}).get("tasks", [])):
+            if task in left_out:
+                problems.append((f"tables.{table}.runs.tasks[{i}]", f"{task!r} is left out (data.left_out: "
+                                 f"{left_out[task]}): its data is not in the mirror"))
     for table, spec in params["tables"].items():
         for i, name in enumerate((spec.get("runs") or {}).get("elmo", [])):
             if name != NO_ELMO and name not in specs:

@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 
 from ..experiments.pretraining import FinetuneSection, PretrainSection  # noqa: F401  (sections of Params)
 from ..experiments.strict import Strict
+from ..experiments.tasks import TASKS
 
 # Names the data code accepts, repeated here so validation never imports it (the unit tests check
 # that they match data.lm_corpus.SOURCES / HELDOUT and data.eval_text.SPLITS).
@@ -31,6 +32,17 @@ def distinct(name: str, values: list) -> None:
 
 class DataSection(Strict):
     mirror: str = Field(min_length=1)                    # a directory laid out like shared/data
+    # tasks and evaluation splits whose licensed files the mirror lacks, with why (rendered by
+    # `python -m workflow.profile NAME --free-data`; workflow/free_data.py): no stage reads them
+    left_out: dict[str, str] = {}
+
+    @model_validator(mode="after")
+    def _check(self) -> "DataSection":
+        unknown = sorted(set(self.left_out) - set(TASKS) - set(EVAL_SPLITS))
+        if unknown:
+            raise ValueError(f"left_out: {', '.join(unknown)} is neither a task ({', '.join(TASKS)}) nor an "
+                             "evaluation split")
+        return self
 
 
 class LmDataSection(Strict):

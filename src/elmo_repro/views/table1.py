@@ -22,7 +22,7 @@ def table1_files(params: dict[str, Any], runs_dirs: list[str], name: str, contro
     rows = table1_rows(read_paper_table("paper/table1.csv"), runs, floors, spec)
     perplexity = read_json("results/metrics/perplexity.json")
     text = render_markdown(rows, perplexity, read_text("paper/perplexity.txt").strip(), params["profile"], spec,
-                           controls=controls)
+                           controls=controls, left_out=params["data"].get("left_out"))
     csv = io.StringIO()
     pd.DataFrame(flat_rows(rows)).to_csv(csv, index=False, float_format="%.4f")
     return {f"{name}.md": text, f"{name}.csv": csv.getvalue(),
