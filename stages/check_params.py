@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 import yaml
 
+from elmo_repro.experiments.bilm_source import released_bilm
 from elmo_repro.experiments.specs import JOB_FILES
 from elmo_repro.console import log
 from elmo_repro.io import InputError, read_json, write_json
@@ -125,10 +126,19 @@ def licensed_hint(dep: str, params: dict[str, Any]) -> str:
 
 
 def released_layer_problems(params: dict[str, Any], root: Path = Path(".")) -> list[str]:
-    """Fixed layers of the biLM specs outside a released biLM's layers (its ``options.json``)."""
-    options = root / params["bilm_source"]["path"] / "options.json"
-    if params["bilm_source"]["path"] == "models/bilm" or not options.is_file():
+    """A released biLM (``bilm_source.path``: a directory with ``options.json`` and ``weights.hdf5``,
+    or a ``.hdf5`` file with ``options.json`` beside it) that is not there, and fixed layers of the
+    biLM specs outside its layers (its ``options.json``)."""
+    released = released_bilm(params)
+    if released is None:
         return []          # the biLM trained here: the schema checks its layers (bilm.lstm.n_layers)
+    path = root / released
+    options, weights = ((path / "options.json", path / "weights.hdf5") if path.suffix not in (".hdf5", ".h5")
+                        else (path.parent / "options.json", path))
+    absent = [str(file) for file in (options, weights) if not file.is_file()]
+    if absent:
+        return [f"bilm_source.path: the released biLM {released} lacks {' and '.join(absent)} "
+                "(`python -m elmo_repro.fetch --only elmo_released` fetches the original's)"]
     n_layers = read_json(options)["lstm"]["n_layers"]
     return [f"elmo_specs.{name}.layer: layer {spec['layer']} is outside the released biLM {options}: 0 .. "
             f"{n_layers} (0 = the char layer)"

@@ -13,7 +13,7 @@ from elmo_repro.views import report
 from stages import stage_args
 
 PAGE = Path("results/report/index.html")
-SECTIONS = ["profile"]                  # the params it reads (the registry's, checked by a test)
+SECTIONS = ["profile", "bilm_source"]                  # the params it reads (the registry's, checked by a test)
 
 
 def main(argv: list[str] | None = None) -> None:

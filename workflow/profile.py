@@ -82,14 +82,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave out every task and evaluation split that reads a licensed file (the "
                              "words of CoNLL-2005's WSJ sections: SRL), for a mirror built by "
                              "`python -m elmo_repro.fetch` alone (workflow/free_data.py)")
+    parser.add_argument("--released", metavar="PATH_OR_NAME",
+                        help="read a released biLM instead of pretraining one: a directory with bilm-tf's "
+                             "options.json and weights.hdf5, an .hdf5 file with options.json beside it, or the "
+                             "name of one `python -m elmo_repro.fetch` lays out under <mirror>/elmo_released "
+                             "(e.g. 2x4096_512_2048cnn_2xhighway); no pretraining, perplexity or fine-tuning")
     parser.add_argument("--mirror", metavar="DIR",
                         help="the data mirror to read (data.mirror; default: the profile's, ../shared/data), "
                              "e.g. the folder `python -m elmo_repro.fetch --dest DIR` filled")
     args = parser.parse_args(argv)
     if args.refresh == (args.name is not None):
         parser.error("give a profile name or --refresh")
-    if (args.mirror is not None or args.free_data) and args.refresh:
-        parser.error("--mirror and --free-data go with a profile name (or edit data in params.yaml)")
+    if (args.mirror is not None or args.free_data or args.released) and args.refresh:
+        parser.error("--mirror, --free-data and --released go with a profile name (or edit params.yaml)")
     if args.refresh:
         params = with_runs(load_params(args.output, validate=False))
         name = str(params.get("profile", "custom"))
@@ -103,12 +108,34 @@ def main(argv: list[str] | None = None) -> int:
     if args.free_data:
         from .free_data import leave_out, licensed_left_out
         params = with_runs(leave_out(params, licensed_left_out()))
+    if args.released:
+        params = with_runs(use_released(params, args.released))
+        print(f"released biLM {params['bilm_source']['path']}: no pretraining, perplexity or domain fine-tuning "
+              "(the released files hold no softmax); every ELMo spec reads it as released (bilm: base)",
+              file=sys.stderr)
     Path(args.output).write_text(dump(params, args.name), encoding="utf-8")
     print(f"{args.output} now holds the {args.name!r} profile"
           + (f", reading the data mirror {args.mirror}" if args.mirror else ""), file=sys.stderr)
     for name, why in params["data"].get("left_out", {}).items():
         print(f"left out: {name}: {why}", file=sys.stderr)
     return rerender_pipelines(args.output)
+
+
+def use_released(params: dict[str, Any], released: str) -> dict[str, Any]:
+    """``params`` reading the released biLM ``released`` (a path, or a name under
+    ``<data.mirror>/elmo_released``): ``bilm_source.path`` and the probes' biLM name it, and every
+    ELMo spec that read a fine-tuned biLM reads it as released (``bilm: base``), since released
+    weights hold no softmax to fine-tune. A declared departure from the paper's Table 1 (§3.4)."""
+    path = released if "/" in released or Path(released).exists() else \
+        f"{params['data']['mirror']}/elmo_released/{released}"
+    specs = {name: {**spec, "bilm": "base"} if spec.get("bilm") == "finetuned" else spec
+             for name, spec in params.get("elmo_specs", {}).items()}
+    probes = params.get("probes", {})
+    sources = {**probes.get("sources", {})}
+    if "bilm" in sources:
+        sources["bilm"] = {**sources["bilm"], "model": path}
+    return {**params, "bilm_source": {**params.get("bilm_source", {}), "path": path}, "elmo_specs": specs,
+            "probes": {**probes, "sources": sources}}
 
 
 def rerender_pipelines(output: str) -> int:

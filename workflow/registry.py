@@ -18,6 +18,7 @@ from typing import Any
 # readers (a plain constant, so rendering dvc.yaml needs no third-party package).
 from elmo_repro.data.eval_text import SPLIT_FILES as EVAL_SPLIT_FILES
 from elmo_repro.data.eval_text import SPLIT_PATHS as EVAL_SPLIT_PATHS
+from elmo_repro.experiments.bilm_source import PRETRAINED_BILM, released_bilm
 from elmo_repro.experiments.specs import JOB_FILES, JOBS, RUNS_DIRS, family  # noqa: F401  (JOB_FILES: for render and tests)
 from elmo_repro.experiments.tasks import TASKS
 from elmo_repro.views.report import INPUTS as REPORT_INPUTS
@@ -42,7 +43,7 @@ CONTAMINATION_REPORT = "results/metrics/contamination.json"
 PARAMS_CHECK = "results/params_check.json"
 WHOLE_FILE = "params.yaml:"      # DVC: a params entry without keys tracks every key of the file
 
-PRETRAINED = "models/bilm"   # written by pretrain_bilm; its checkpoint (Adagrad state) beside it
+PRETRAINED = PRETRAINED_BILM   # written by pretrain_bilm; its checkpoint (Adagrad state) beside it
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,11 @@ class Stage:
     # and builds only its own runs
     run_tables: tuple[str, ...] = ()
     task: str | None = None  # the task whose data it reads (none of its stages exist when data.left_out names it)
+    # exists only when the pipeline trains its biLM: not with released weights (bilm_source.path),
+    # which hold no softmax (no pretraining, perplexity or fine-tuning)
+    pretraining: bool = False
+    # params it reads only where the rendered params hold them (DVC refuses a missing key)
+    optional_params: tuple[str, ...] = ()
 
     @property
     def cmd(self) -> str:
@@ -174,6 +180,7 @@ def finetune_stage(job: str) -> Stage:
         persist=["models/finetune_checkpoints/${key}"],
         metrics=["results/metrics/finetune/${key}.json"],
         resources={"gpu": 1, "mem_mb": 32000, "runtime": 720},
+        pretraining=True,
     )
 
 
@@ -343,16 +350,19 @@ def left_out(params: dict) -> dict[str, str]:
 
 
 def active(stage: Stage, params: dict) -> bool:
-    """Whether ``stage`` exists under ``params``: not a stage of a left-out task."""
+    """Whether ``stage`` exists under ``params``: not a stage of a left-out task, nor one of the
+    biLM's training when ``bilm_source.path`` names released weights."""
+    if stage.pretraining and released_bilm(params):
+        return False
     return stage.task is None or stage.task not in left_out(params)
 
 
-def left_out_deps(params: dict) -> set[str]:
-    """The deps no stage may read under ``params``: a left-out task's prepared data (its own
-    stages are gone, :func:`active`), and the mirror path of left-out evaluation splits (unless a
-    kept split shares it)."""
+def absent_deps(params: dict) -> set[str]:
+    """The deps no stage may read under ``params``: the outputs of the stages that do not exist
+    (:func:`active`: a left-out task's prepared data, the perplexity without pretraining), and the
+    mirror path of left-out evaluation splits (unless a kept split shares it)."""
     gone = left_out(params)
-    deps = {TASKS[task].data_dir for task in TASKS if task in gone}
+    deps = {out for stage in STAGES if stage.foreach is None and not active(stage, params) for out in stage.all_outs}
     kept = {path for split, path in EVAL_SPLIT_FILES.items() if split not in gone}
     deps |= {f"{MIRROR}/{path}" for split, path in EVAL_SPLIT_FILES.items() if split in gone and path not in kept}
     return deps
@@ -360,28 +370,42 @@ def left_out_deps(params: dict) -> set[str]:
 
 def concrete(stage: Stage, params: dict) -> Stage:
     """``stage`` as ``params`` make it: the run folders of its ``run_tables`` added to its deps,
-    and no dep on left-out data (:func:`left_out_deps`). Unchanged when neither applies."""
-    gone = left_out_deps(params)
-    if not stage.run_tables and not gone.intersection(stage.deps):
+    and no dep on what does not exist under them (:func:`absent_deps`). Unchanged when neither
+    applies."""
+    gone = absent_deps(params)
+    if not stage.run_tables and not gone.intersection(stage.deps) and not stage.optional_params:
         return stage
     deps = [dep for dep in stage.deps if dep not in gone]
-    return replace(stage, deps=[*deps, *run_folders(stage.run_tables, params)], run_tables=())
+    extra = [name for name in stage.optional_params if _holds(params, name)]
+    return replace(stage, deps=[*deps, *run_folders(stage.run_tables, params)], run_tables=(),
+                   params=[*stage.params, *extra], optional_params=())
+
+
+def _holds(params: dict, name: str) -> bool:
+    """Whether the dotted key ``name`` is set in ``params``."""
+    node: Any = params
+    for key in name.split("."):
+        if not isinstance(node, dict) or key not in node:
+            return False
+        node = node[key]
+    return True
 
 
 TABLE_STAGES = [
     # the main job's Table 1: its runs and floors only (the control column is the analysis job's)
-    table_stage("table1", ["paper/table1.csv", "paper/perplexity.txt", "results/metrics/perplexity.json"],
-                ["tables.table1"], ["table1.md", "table1.csv", "table1.json"], job="main", run_tables=("table1",)),
+    replace(table_stage("table1", ["paper/table1.csv", "paper/perplexity.txt", "results/metrics/perplexity.json"],
+                        ["tables.table1", "bilm_source"], ["table1.md", "table1.csv", "table1.json"], job="main",
+                        run_tables=("table1",)), optional_params=("data.left_out",)),
     # Table 1 again with its char-layer control column and the +ELMo vs control p-values
     # and its paired bootstrap: the runs' test predictions scored per unit against each task's test split
-    table_stage("table1_controls", ["paper/table1.csv", "paper/perplexity.txt",
-                                    "results/metrics/perplexity.json", *(t.data_dir for t in TASKS.values())],
-                ["tables.table1", "tables.table1_controls"],
-                ["table1_controls.md", "table1_controls.csv", "table1_controls.json"],
-                code=[f"elmo_repro.tasks.{t}" for t in TASKS] + [f"elmo_repro.tasks.{t}.units" for t in TASKS],
-                run_tables=("table1", "table1_controls")),
-    table_stage("finetuning", ["results/metrics/finetune"], ["tables.finetuning"],
-                ["finetuning.md", "finetuning.json"], run_tables=("finetuning",)),
+    replace(table_stage("table1_controls", ["paper/table1.csv", "paper/perplexity.txt",
+                                            "results/metrics/perplexity.json", *(t.data_dir for t in TASKS.values())],
+                        ["tables.table1", "tables.table1_controls", "bilm_source"],
+                        ["table1_controls.md", "table1_controls.csv", "table1_controls.json"],
+                        code=[f"elmo_repro.tasks.{t}" for t in TASKS] + [f"elmo_repro.tasks.{t}.units" for t in TASKS],
+                        run_tables=("table1", "table1_controls")), optional_params=("data.left_out",)),
+    replace(table_stage("finetuning", ["results/metrics/finetune"], ["tables.finetuning"],
+                        ["finetuning.md", "finetuning.json"], run_tables=("finetuning",)), pretraining=True),
     # the ablations of §5.1-5.2: dev and test metrics and a paired bootstrap on each split
     *(table_stage(name, [f"paper/{name}.csv", *(TASKS[t].data_dir for t in ABLATION_TASKS)],
                   [f"tables.{name}"], [f"{name}.md", f"{name}.csv", f"{name}.json"],
@@ -408,7 +432,7 @@ TABLE_STAGES = [
 REPORT_STAGE = Stage(
     name="report", module="report", job="analysis", threads=1,
     deps=[f"{TABLES}/{name}" for name in REPORT_INPUTS],
-    params=["profile"], committed=["results/report/index.html"],
+    params=["profile", "bilm_source"], committed=["results/report/index.html"],
     resources={"mem_mb": 2000, "runtime": 10})
 
 
@@ -473,6 +497,7 @@ STAGES: list[Stage] = [
         outs=["data/vocab"],
         threads=1,
         resources={"mem_mb": 96000, "runtime": 120},
+        pretraining=True,
     ),
     Stage(
         name="pretrain_bilm",
@@ -483,6 +508,7 @@ STAGES: list[Stage] = [
         persist=["models/bilm_checkpoints"],
         metrics=["results/metrics/pretrain.json"],
         resources={"gpu": 1, "mem_mb": 128000, "runtime": 4320},
+        pretraining=True,
     ),
     Stage(
         name="perplexity",
@@ -491,6 +517,7 @@ STAGES: list[Stage] = [
         params=["perplexity"],
         metrics=["results/metrics/perplexity.json"],
         resources={"gpu": 1, "mem_mb": 32000, "runtime": 120},
+        pretraining=True,
     ),
     Stage(
         name="word_vectors",

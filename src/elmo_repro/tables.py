@@ -201,13 +201,14 @@ def _p(value: float | None) -> str:
     return "—" if value is None else f"{value:.3g}"
 
 
-def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], paper_perplexity: str,
+def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any] | None, paper_perplexity: str,
                     profile: str, spec: dict[str, Any], controls: bool = True,
-                    left_out: dict[str, str] | None = None) -> str:
+                    left_out: dict[str, str] | None = None, released: str | None = None) -> str:
     """Markdown in the layout of the paper's Table 1, then per-seed scores, the perplexity line
     and caveats. ``controls`` False: the view of the main job, whose runs hold no control (its
     column says where it is filled). ``left_out``: ``data.left_out`` (tasks and evaluation splits
-    the profile leaves out for want of licensed data), listed under the table."""
+    the profile leaves out for want of licensed data), listed under the table. ``released``: the
+    released biLM the runs read (``bilm_source.path``); then ``perplexity`` is None (no softmax)."""
     frame = pd.DataFrame([{
         "Task": r["task"],
         "Previous SOTA (paper)": f"{r['paper_previous_sota_system']} {r['paper_previous_sota']}"
@@ -246,8 +247,21 @@ def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], pape
         kind = "task" if name in TASKS else "contamination split"
         per_seed.append(f"- Left out of this profile ({kind} `{name}`, `data.left_out`; `workflow.profile "
                         f"--free-data`): {why}" + ("; its row shows —" if name in TASKS else ""))
-    ppl = perplexity
-    return "\n".join([
+    return "\n".join([*_table1_head(frame, per_seed, profile, spec, controls),
+                      *(_perplexity_lines(perplexity, paper_perplexity) if released is None
+                        else _released_lines(released))])
+
+
+def _released_lines(released: str) -> list[str]:
+    return ["## The biLM", "",
+            f"The released biLM at `{released}` (`bilm_source.path`), read as released: no pretraining "
+            "here, no held-out perplexity and no domain fine-tuning (§3.4), because the released files "
+            "hold no softmax. Every +ELMo and char-layer run reads its layers.", ""]
+
+
+def _table1_head(frame: pd.DataFrame, per_seed: list[str], profile: str, spec: dict[str, Any],
+                 controls: bool) -> list[str]:
+    return [
         f"# Table 1{' with its char-layer control' if controls else ''} (profile `{profile}`)",
         "",
         "Test-set results; model selection on dev: CoNLL-2003 NER entity span F1 on eng.testb, selected "
@@ -286,6 +300,12 @@ def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], pape
         "",
         *per_seed,
         "",
+    ]
+
+
+def _perplexity_lines(perplexity: dict[str, Any], paper_perplexity: str) -> list[str]:
+    ppl = perplexity
+    return [
         "## biLM held-out perplexity",
         "",
         f"Average of forward and backward perplexity (full softmax, all targets incl. `</S>`/`<S>` and "
@@ -300,7 +320,7 @@ def render_markdown(rows: list[dict[str, Any]], perplexity: dict[str, Any], pape
         "profile trains a much smaller "
         "biLM on a few million tokens with a different vocabulary.",
         "",
-    ])
+    ]
 
 
 def flat_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

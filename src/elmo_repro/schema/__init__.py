@@ -23,6 +23,7 @@ from typing import Annotated, Any
 from pydantic import Field, create_model
 
 from ..experiments.rendering import render_runs
+from ..experiments.bilm_source import PRETRAINED_BILM, released_bilm
 from ..experiments.specs import NO_ELMO, render_elmo_features, render_finetune_tasks
 from ..experiments.strict import Strict
 from ..experiments.tasks import TASKS
@@ -109,6 +110,7 @@ def _cross_check(params: dict) -> list[tuple[str, str]]:
                 close = difflib.get_close_matches(name, list(specs), n=1)
                 hint = f"did you mean {close[0]}?" if close else f"defined: {', '.join([NO_ELMO, *specs])}"
                 problems.append((f"tables.{table}.runs.elmo[{i}]", f"unknown ELMo spec {name!r}; {hint}"))
+    problems += _released_problems(params)
     table1, controls = params["tables"].get("table1"), params["tables"].get("table1_controls")
     if table1 and table1.get("control") and controls and table1["control"] not in controls["runs"]["elmo"]:
         problems.append(("tables.table1.control", f"{table1['control']!r} is not listed in "
@@ -127,6 +129,23 @@ def _cross_check(params: dict) -> list[tuple[str, str]]:
                 "finetune_tasks": render_finetune_tasks(params["runs"])}
     return [(name, f"out of date with runs and bilm_source; re-render with `{REFRESH}`")
             for name, value in rendered.items() if params[name] != value]
+
+
+def _released_problems(params: dict) -> list[tuple[str, str]]:
+    """With a released biLM (``bilm_source.path``) nothing may read what only pretraining here makes:
+    a fine-tuned biLM (its softmax) or ``models/bilm``."""
+    released = released_bilm(params)
+    if released is None:
+        return []
+    fix = f"`python -m workflow.profile {params.get('profile', 'NAME')} --released PATH` sets it"
+    problems = [(f"elmo_specs.{name}.bilm", f"'finetuned' needs the biLM's softmax, which the released weights "
+                 f"{released} do not hold (no domain fine-tuning): use 'base' ({fix})")
+                for name, spec in params["elmo_specs"].items() if spec.get("bilm") == "finetuned"]
+    probe = params["probes"]["sources"].get("bilm")
+    if probe and probe["model"] == PRETRAINED_BILM:
+        problems.append(("probes.sources.bilm.model", f"{PRETRAINED_BILM} is not trained when bilm_source.path names "
+                         f"released weights: probe {released} ({fix})"))
+    return problems
 
 
 def _probe_layer_problems(params: dict) -> list[tuple[str, str]]:

@@ -22,6 +22,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Callable
 
+from ..experiments.bilm_source import released_bilm
 from ..experiments.tasks import TASKS
 from ..io import InputError
 from .labels import LABELS
@@ -186,6 +187,14 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(path.read_text(encoding="utf-8").splitlines()))
 
 
+def not_built(params: dict[str, Any]) -> dict[str, str]:
+    """The sections the profile has no stage for, with why: the fine-tuning table when the runs
+    read a released biLM (``bilm_source.path``), whose files hold no softmax."""
+    released = released_bilm(params)
+    return {"finetuning": f"the runs read the released biLM {released} (bilm_source.path), which holds no "
+                          "softmax: no perplexity and no domain fine-tuning"} if released else {}
+
+
 def build(params: dict[str, Any], tables_dir: Path = TABLES, commit: Callable[[], str] = git_commit) -> str:
     """The page's HTML.
 
@@ -223,6 +232,10 @@ def build(params: dict[str, Any], tables_dir: Path = TABLES, commit: Callable[[]
     body.append("</tbody></table></section>")
     for stem, title in SECTIONS:
         path = tables_dir / f"{stem}.md"
+        why_not = not_built(params).get(stem)
+        if why_not:
+            body.append(f'<section id="{stem}"><h2>{e(title)}</h2><p>Not built in this profile: {e(why_not)}</p></section>')
+            continue
         if not path.is_file():
             raise InputError(path, "missing: build the table first (its stage in analysis/dvc.yaml)")
         body.append(f'<section id="{stem}"><h2>{e(title)}</h2>')

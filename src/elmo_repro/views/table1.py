@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..experiments.bilm_source import released_bilm
 from ..experiments.specs import RUNS_DIRS
 from ..io import read_json, read_text
 from ..tables import flat_rows, load_runs, read_paper_table, render_markdown, table1_rows
@@ -20,13 +21,15 @@ def table1_files(params: dict[str, Any], runs_dirs: list[str], name: str, contro
     spec = params["tables"]["table1"]
     runs, floors = load_runs(*runs_dirs)
     rows = table1_rows(read_paper_table("paper/table1.csv"), runs, floors, spec)
-    perplexity = read_json("results/metrics/perplexity.json")
+    released = released_bilm(params)     # released weights: no softmax, so no perplexity stage
+    perplexity = None if released else read_json("results/metrics/perplexity.json")
     text = render_markdown(rows, perplexity, read_text("paper/perplexity.txt").strip(), params["profile"], spec,
-                           controls=controls, left_out=params["data"].get("left_out"))
+                           controls=controls, left_out=params["data"].get("left_out"), released=released)
     csv = io.StringIO()
     pd.DataFrame(flat_rows(rows)).to_csv(csv, index=False, float_format="%.4f")
     return {f"{name}.md": text, f"{name}.csv": csv.getvalue(),
-            f"{name}.json": {"profile": params["profile"], "rows": rows, "perplexity": perplexity}}
+            f"{name}.json": {"profile": params["profile"], "rows": rows, "perplexity": perplexity,
+                            **({"released_bilm": released} if released else {})}}
 
 
 def build(params: dict[str, Any]) -> Output:
