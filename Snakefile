@@ -10,11 +10,12 @@
 # stage resumes from models/bilm_checkpoints by itself either way. The outputs git tracks are
 # update(): a failing job leaves the committed ones as they were (DVC: persist).
 from elmo_repro.params import lookup
-from workflow.registry import PARAMS_CHECK, expand, is_directory, snakemake_inputs
+from workflow.registry import PARAMS_CHECK, Outputs, expand, is_directory, snakemake_inputs
 
 configfile: "params.yaml"
 
 STAGES = expand(config)
+OUTPUTS = Outputs(STAGES)   # built once: the paper profile has hundreds of stages
 
 def job_outputs(job):
     return [out for stage in STAGES if stage.job == job for out in stage.all_outs if out not in stage.persist]
@@ -45,7 +46,7 @@ for stage in STAGES:
         name: stage.name
         # ancient(): the params check's report is rewritten on every params edit but never changes,
         # so its new mtime must not re-run everything (DVC compares its hash instead)
-        input: [ancient(i) if i == PARAMS_CHECK else i for i in snakemake_inputs(stage, STAGES, config)]
+        input: [ancient(i) if i == PARAMS_CHECK else i for i in snakemake_inputs(stage, STAGES, config, OUTPUTS)]
         output: outputs(stage)
         # the command is a param: a `shell:` expression is evaluated when the job runs, after the
         # loop has moved on, so `shell: stage.cmd` would run the last stage's command for every rule

@@ -186,19 +186,29 @@ def analysis_job_stages() -> str:
 
 
 def resources() -> str:
-    """Each stage (family)'s cluster resources as the registry declares them (``Stage.resources``,
-    sized for the paper profile; Snakemake's SLURM profile submits with them)."""
-    from .registry import job_stages  # the registry imports the task declarations: only when needed
+    """Each stage (family)'s cluster resources in the tiny and the paper profile (their ``compute``
+    sections through ``registry.stage_resources``; Snakemake's SLURM profile submits with them), and
+    the launcher where a profile sets one."""
+    from . import profile
+    from .registry import concrete, job_stages  # the registry imports the task declarations: only when needed
+
+    profiles = {name: profile.render(name) for name in ("tiny", "paper")}
+
+    def cell(res: dict) -> str:
+        return f"{res.get('gpu', 0)} / {res['mem_mb'] / 1000:g} GB / {res['runtime']} min"
 
     rows: dict[str, list] = {}
     for job in ("main", "analysis"):
         for stage in job_stages(job):
             name = stage.name + ("@*" if stage.foreach else "")
-            res = stage.resources
-            rows.setdefault(name, [[], stage.threads, res.get("gpu", 0), res["mem_mb"], res["runtime"]])[0].append(job)
-    lines = ["| stage | job | threads | GPUs | memory | time limit |", "|---|---|---|---|---|---|"]
-    lines += [f"| `{name}` | {' and '.join(jobs)} | {threads} | {gpu} | {mem / 1000:g} GB | {runtime} min |"
-              for name, (jobs, threads, gpu, mem, runtime) in rows.items()]
+            made = {p: concrete(stage, params) for p, params in profiles.items()}
+            row = rows.setdefault(name, [[], stage.threads, *(cell(made[p].resources) for p in profiles),
+                                         made["paper"].launcher])
+            row[0].append(job)
+    lines = ["| stage | job | threads | tiny: GPUs / memory / time | paper: GPUs / memory / time | paper: launcher |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| `{name}` | {' and '.join(jobs)} | {threads} | {tiny} | {paper} | `{launcher}` |"
+              for name, (jobs, threads, tiny, paper, launcher) in rows.items()]
     return "\n".join(lines) + "\n"
 
 

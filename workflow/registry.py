@@ -10,6 +10,7 @@ Data flows one way: raw text -> vocabulary -> biLM -> perplexity / features -> t
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -70,9 +71,13 @@ class Stage:
     plot_props: dict[str, dict[str, str]] = field(default_factory=dict)  # DVC plot options by path (template, x, y)
     persist: list[str] = field(default_factory=list)  # outputs DVC must not delete (checkpoints)
     threads: int = 2  # pinned: torch's float reductions depend on it (Snakemake reserves as many)
-    # Cluster resources for Snakemake (SLURM profile workflow/profiles/slurm), sized for the paper
-    # profile: gpu (count), mem_mb, runtime (minutes). DVC ignores them.
-    resources: dict[str, int] = field(default_factory=lambda: {"mem_mb": 4000, "runtime": 60})
+    # Cluster resources for Snakemake (gpu, mem_mb, runtime, slurm_partition): the profile's
+    # compute.resources (:func:`stage_resources`), set by concrete(); DVC ignores them
+    resources: dict[str, Any] = field(default_factory=dict)
+    # computes on the profile's accelerator: may request GPUs (compute.resources.<stage>.gpu). Only
+    # pretraining has a device path today (torchrun; issue 28 §2b gives the other stages theirs)
+    device: bool = False
+    launcher: str = "python"   # runs `-m stages.<module>`: compute.launcher.<stage> (e.g. torchrun), set by concrete()
     job: str = "main"   # main: dvc.yaml (`dvc repro`); analysis: analysis/dvc.yaml (JOB_FILES)
     always_changed: bool = False  # DVC runs it on every repro (a check of what lies outside the DAG)
     # A view's tables whose runs it reads: their folders (and, for Table 1, its floors) become deps,
@@ -88,11 +93,11 @@ class Stage:
 
     @property
     def cmd(self) -> str:
-        return f"python -m stages.{self.module} --threads {self.threads}" + (f" {self.args}" if self.args else "")
+        return f"{self.launcher} -m stages.{self.module} --threads {self.threads}" + (f" {self.args}" if self.args else "")
 
     @property
     def code_deps(self) -> list[str]:
-        return code_deps(f"stages/{self.module}.py", *self.code, exclude=NOT_OUTPUT_CODE)
+        return list(_code_deps(self.module, tuple(self.code)))
 
     @property
     def all_deps(self) -> list[str]:
@@ -110,6 +115,13 @@ class Stage:
     @property
     def all_outs(self) -> list[str]:
         return [*self.outs, *self.committed, *self.metrics, *self.plots, *self.persist]
+
+
+@functools.lru_cache(maxsize=None)
+def _code_deps(module: str, code: tuple[str, ...]) -> tuple[str, ...]:
+    """The import scan of a stage's entry points, once per process (a profile expands a family
+    into hundreds of stages that share it)."""
+    return tuple(code_deps(f"stages/{module}.py", *code, exclude=NOT_OUTPUT_CODE))
 
 
 def run_family(task: str, with_elmo: bool, job: str) -> Stage:
@@ -132,7 +144,6 @@ def run_family(task: str, with_elmo: bool, job: str) -> Stage:
         committed=[f"{out}/spec.json", f"{out}/scalar_mix.json"],
         metrics=[f"{out}/metrics.json"],
         plots=[f"{out}/history.csv"],
-        resources={"gpu": 1, "mem_mb": 32000, "runtime": 240},
         task=task,
     )
 
@@ -143,7 +154,7 @@ def prepare_stage(task: str) -> Stage:
     prepare = TASKS[task].prepare
     return Stage(name=prepare.stage, module=prepare.stage, deps=[f"{MIRROR}/{path}" for path in prepare.inputs],
                  params=list(prepare.params), outs=[TASKS[task].data_dir], metrics=list(prepare.metrics),
-                 threads=1, resources={"mem_mb": 4000, "runtime": 10}, task=task)
+                 threads=1, task=task)
 
 
 def features_stage(job: str) -> Stage:
@@ -159,7 +170,6 @@ def features_stage(job: str) -> Stage:
         deps=["${item.model}", "${item.data}"],
         params=["features", f"elmo_features.{job}.${{key}}"],
         outs=["${item.out}"],
-        resources={"gpu": 1, "mem_mb": 32000, "runtime": 240},
     )
 
 
@@ -179,7 +189,6 @@ def finetune_stage(job: str) -> Stage:
         outs=["${item.out}"],
         persist=["models/finetune_checkpoints/${key}"],
         metrics=["results/metrics/finetune/${key}.json"],
-        resources={"gpu": 1, "mem_mb": 32000, "runtime": 720},
         pretraining=True,
     )
 
@@ -198,7 +207,6 @@ COVE_STAGES = [
         params=["cove.word_vectors"],
         outs=["data/cove_vectors"],
         threads=1,  # gensim with one worker: bit-identical vectors
-        resources={"mem_mb": 16000, "runtime": 240},
     ),
     Stage(
         name="prepare_multi30k",
@@ -208,7 +216,6 @@ COVE_STAGES = [
         outs=["data/multi30k"],
         metrics=["results/metrics/multi30k_data.json"],
         threads=1,
-        resources={"mem_mb": 8000, "runtime": 10},
     ),
     Stage(
         name="check_contamination_multi30k",
@@ -219,7 +226,6 @@ COVE_STAGES = [
         committed=["results/contamination_multi30k"],
         metrics=[MULTI30K_REPORT],
         threads=1,
-        resources={"mem_mb": 16000, "runtime": 60},
     ),
     Stage(
         name="train_cove",
@@ -230,7 +236,6 @@ COVE_STAGES = [
         persist=["models/cove_checkpoints"],
         committed=["results/cove"],
         metrics=["results/metrics/cove.json"],
-        resources={"mem_mb": 16000, "runtime": 720},    # CPU code; the paper profile's GloVe 840B: ~6 GB
     ),
     # the test translations scored as published Multi30k scores are (tokenized, lower-cased), apart
     # from training so a scoring convention never retrains the model
@@ -241,7 +246,6 @@ COVE_STAGES = [
         params=[],
         metrics=["results/metrics/cove_published_bleu.json"],
         threads=1,
-        resources={"mem_mb": 2000, "runtime": 10},
     ),
 ]
 
@@ -255,7 +259,6 @@ PROBE_STAGES = [
         deps=["${item.model}", WSD_DATA, TREEBANK],
         params=["data", "features", "probes.sources.${key}", "probes.wsd", "probes.pos.treebank", "probes.pos.split"],
         outs=[PROBE_FEATURES],
-        resources={"gpu": 1, "mem_mb": 16000, "runtime": 60},
     ),
     Stage(
         name="probe_wsd",
@@ -267,7 +270,6 @@ PROBE_STAGES = [
         outs=["results/probes/predictions/wsd/${key}"],
         committed=["results/probes/wsd/${key}"],
         threads=1,
-        resources={"mem_mb": 8000, "runtime": 30},
     ),
     Stage(
         name="wsd_first_sense",
@@ -277,7 +279,6 @@ PROBE_STAGES = [
         outs=["results/probes/predictions/wsd/wordnet"],
         committed=["results/probes/wsd/wordnet"],
         threads=1,
-        resources={"mem_mb": 4000, "runtime": 10},
     ),
     Stage(
         name="probe_pos",
@@ -288,7 +289,6 @@ PROBE_STAGES = [
         params=["data", "probes.sources.${key}", "probes.pos"],
         outs=["results/probes/predictions/pos/${key}"],
         committed=["results/probes/pos/${key}"],
-        resources={"mem_mb": 16000, "runtime": 60},
     ),
     Stage(
         name="pos_most_frequent_tag",
@@ -298,7 +298,6 @@ PROBE_STAGES = [
         outs=["results/probes/predictions/pos/most_frequent_tag"],
         committed=["results/probes/pos/most_frequent_tag"],
         threads=1,
-        resources={"mem_mb": 4000, "runtime": 10},
     ),
     Stage(
         name="neighbours",
@@ -306,7 +305,6 @@ PROBE_STAGES = [
         deps=["${probes.sources.bilm.model}", "${probes.neighbours.corpus}", "${probes.neighbours.vectors}"],
         params=["probes.sources.bilm.model", "probes.neighbours"],
         committed=["results/probes/neighbours.json"],
-        resources={"mem_mb": 8000, "runtime": 30},
     ),
 ]
 
@@ -325,7 +323,7 @@ def table_stage(name: str, deps: list[str], params: list[str], outs: list[str], 
     imports by name (the import scan does not see them)."""
     return Stage(name=name, module="table", args=f"--table {name}", code=[f"elmo_repro.views.{name}", *code],
                  deps=deps, params=["profile", *params], committed=[f"{TABLES}/{out}" for out in outs],
-                 threads=1, job=job, resources={"mem_mb": 2000, "runtime": 10}, run_tables=run_tables)
+                 threads=1, job=job, run_tables=run_tables)
 
 
 def run_folders(tables: tuple[str, ...], params: dict) -> list[str]:
@@ -373,12 +371,38 @@ def concrete(stage: Stage, params: dict) -> Stage:
     and no dep on what does not exist under them (:func:`absent_deps`). Unchanged when neither
     applies."""
     gone = absent_deps(params)
-    if not stage.run_tables and not gone.intersection(stage.deps) and not stage.optional_params:
-        return stage
     deps = [dep for dep in stage.deps if dep not in gone]
     extra = [name for name in stage.optional_params if _holds(params, name)]
+    launcher = ((params.get("compute") or {}).get("launcher") or {}).get(stage.name.split("@")[0], "python")
     return replace(stage, deps=[*deps, *run_folders(stage.run_tables, params)], run_tables=(),
-                   params=[*stage.params, *extra], optional_params=())
+                   params=[*stage.params, *extra], optional_params=(), launcher=launcher,
+                   resources=stage_resources(stage, params))
+
+
+DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 60}   # without a compute section (hand-made params)
+
+
+def stage_resources(stage: Stage, params: dict) -> dict[str, Any]:
+    """Snakemake's resources for ``stage`` under ``params``: ``compute.resources`` by the stage's (or
+    family's) name, else by its module (``train_run``: every task run; ``table``: every view), else
+    its ``default``; ``slurm_partition`` from ``compute.partitions`` (``gpu`` when it requests GPUs,
+    else ``cpu``), so CPU stages never wait in the GPU queue.
+
+    Raises:
+        ValueError: GPUs requested for a stage that computes on the CPU (``Stage.device`` False).
+    """
+    compute = params.get("compute") or {}
+    table = compute.get("resources") or {}
+    name = stage.name.split("@")[0]
+    key = name if name in table else stage.module if stage.module in table else "default"
+    chosen = {**DEFAULT_RESOURCES, **table.get("default", {}), **table.get(key, {})}
+    if chosen.get("gpu") and not stage.device:
+        raise ValueError(f"compute.resources.{key}.gpu: stage {name} computes on the CPU (no device path): "
+                         "it must not hold a GPU")
+    if not chosen.get("gpu"):
+        chosen.pop("gpu", None)
+    partition = (compute.get("partitions") or {}).get("gpu" if chosen.get("gpu") else "cpu")
+    return {**chosen, **({"slurm_partition": partition} if partition else {})}
 
 
 def _holds(params: dict, name: str) -> bool:
@@ -432,8 +456,7 @@ TABLE_STAGES = [
 REPORT_STAGE = Stage(
     name="report", module="report", job="analysis", threads=1,
     deps=[f"{TABLES}/{name}" for name in REPORT_INPUTS],
-    params=["profile", "bilm_source"], committed=["results/report/index.html"],
-    resources={"mem_mb": 2000, "runtime": 10})
+    params=["profile", "bilm_source"], committed=["results/report/index.html"])
 
 
 def floor_stage(task: str) -> Stage:
@@ -448,7 +471,6 @@ def floor_stage(task: str) -> Stage:
         outs=[f"{MAIN_RUNS}/{task}-floor/predictions.json"],
         metrics=[f"{MAIN_RUNS}/{task}-floor/metrics.json"],
         threads=1,
-        resources={"mem_mb": 4000, "runtime": 10},
         task=task,
     )
 
@@ -465,7 +487,6 @@ STAGES: list[Stage] = [
         params=[WHOLE_FILE],
         committed=[PARAMS_CHECK],
         threads=1,
-        resources={"mem_mb": 1000, "runtime": 5},
     ),
     Stage(
         name="prepare_lm",
@@ -476,7 +497,6 @@ STAGES: list[Stage] = [
         outs=["data/lm"],
         metrics=["results/metrics/lm_data.json"],
         threads=1,
-        resources={"mem_mb": 96000, "runtime": 240},
     ),
     Stage(
         name="check_contamination",
@@ -487,7 +507,6 @@ STAGES: list[Stage] = [
         committed=["results/contamination"],
         metrics=["results/metrics/contamination.json"],
         threads=1,
-        resources={"mem_mb": 16000, "runtime": 60},
     ),
     Stage(
         name="vocab",
@@ -496,7 +515,6 @@ STAGES: list[Stage] = [
         params=["vocab"],
         outs=["data/vocab"],
         threads=1,
-        resources={"mem_mb": 96000, "runtime": 120},
         pretraining=True,
     ),
     Stage(
@@ -507,8 +525,8 @@ STAGES: list[Stage] = [
         outs=["models/bilm"],
         persist=["models/bilm_checkpoints"],
         metrics=["results/metrics/pretrain.json"],
-        resources={"gpu": 1, "mem_mb": 128000, "runtime": 4320},
         pretraining=True,
+        device=True,
     ),
     Stage(
         name="perplexity",
@@ -516,7 +534,6 @@ STAGES: list[Stage] = [
         deps=["data/lm/heldout.txt", "data/vocab", "models/bilm"],
         params=["perplexity"],
         metrics=["results/metrics/perplexity.json"],
-        resources={"gpu": 1, "mem_mb": 32000, "runtime": 120},
         pretraining=True,
     ),
     Stage(
@@ -526,7 +543,6 @@ STAGES: list[Stage] = [
         params=["word_vectors"],
         outs=["data/vectors"],
         threads=1,  # gensim with one worker: bit-identical vectors
-        resources={"mem_mb": 16000, "runtime": 240},
     ),
     *(stage for task in TASKS for stage in (prepare_stage(task), floor_stage(task))),
     *(stage for job in JOBS for stage in (
@@ -571,12 +587,12 @@ def expand(params: dict) -> list[Stage]:
         for run, item in section.items():
             def sub(text: str, run: str = run, item: Any = item) -> str:
                 return _ITEM.sub(lambda m: str(_at(item, m.group(1))), text.replace("${key}", run))
-            stages.append(replace(
+            stages.append(concrete(replace(
                 stage, name=f"{stage.name}@{run}", foreach=None, args=sub(stage.args),
                 deps=[sub(d) for d in stage.deps],
                 params=[sub(p) for p in stage.params], outs=[sub(o) for o in stage.outs],
                 committed=[sub(o) for o in stage.committed], metrics=[sub(o) for o in stage.metrics],
-                plots=[sub(o) for o in stage.plots], persist=[sub(o) for o in stage.persist]))
+                plots=[sub(o) for o in stage.plots], persist=[sub(o) for o in stage.persist]), params))
     return stages
 
 
@@ -595,16 +611,42 @@ def is_directory(out: str) -> bool:
     return "." not in out.rsplit("/", 1)[-1]
 
 
-def snakemake_inputs(stage: Stage, concrete: list[Stage], params: dict) -> list[str]:
+class Outputs:
+    """Every output of a list of concrete stages, indexed for :func:`snakemake_inputs`: which stage
+    writes a path, and which outputs lie inside a directory (built once: a profile can have
+    hundreds of stages)."""
+
+    def __init__(self, concrete: list[Stage]):
+        self.writer: dict[str, str] = {}               # output -> the stage that writes it
+        self.inside: dict[str, list[str]] = {}         # directory -> the outputs under it
+        for stage in concrete:
+            for out in stage.all_outs:
+                self.writer.setdefault(out, stage.name)
+                parts = out.split("/")
+                for n in range(1, len(parts)):
+                    self.inside.setdefault("/".join(parts[:n]), []).append(out)
+
+    def enclosing(self, path: str) -> str | None:
+        """The output directory ``path`` lies inside, if any (the nearest)."""
+        parts = path.split("/")
+        for n in range(len(parts) - 1, 0, -1):
+            if "/".join(parts[:n]) in self.writer:
+                return "/".join(parts[:n])
+        return None
+
+
+def snakemake_inputs(stage: Stage, concrete: list[Stage], params: dict, outputs: Outputs | None = None) -> list[str]:
     """The stage's deps as Snakemake inputs: ``${...}`` references resolved from the params; a
     file inside another stage's output directory replaced by that directory, and a directory that
     holds other stages' outputs (``results/runs``) by those outputs (Snakemake matches outputs
-    exactly)."""
-    produced = [out for other in concrete for out in other.all_outs if other.name != stage.name]
+    exactly). ``outputs``: :class:`Outputs` of ``concrete`` (built here when not given)."""
+    outputs = outputs or Outputs(concrete)
     inputs: list[str] = []
     for dep in stage.all_deps:
         dep = resolve(dep, params)
-        inside = [out for out in produced if out.startswith(dep + "/")]
-        candidates = inside or [next((out for out in produced if dep.startswith(out + "/")), dep)]
-        inputs += [c for c in candidates if c not in inputs]
+        inside = [out for out in outputs.inside.get(dep, []) if outputs.writer[out] != stage.name]
+        if not inside:
+            around = outputs.enclosing(dep)
+            inside = [around if around is not None and outputs.writer[around] != stage.name else dep]
+        inputs += [c for c in inside if c not in inputs]
     return inputs

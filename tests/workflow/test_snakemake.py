@@ -77,7 +77,7 @@ def test_same_commands(mirror_present):
         assert f"rule {stage.name}:" in jobs and f"Shell command: {stage.cmd}" in jobs, stage.name
 
 
-def test_slurm_profile_dry_run_takes_resources_from_the_registry(mirror_present):
+def test_slurm_profile_dry_run_takes_resources_from_the_profile(mirror_present):
     jobs = tool("snakemake", "--profile", "workflow/profiles/slurm", "-n", "--forceall", "all", "analysis")
     blocks = dict(re.findall(r"^rule ([\w@-]+):\n(.*?)(?=^\[|\Z)", jobs, re.M | re.S))
     assert set(blocks) - {"all", "analysis"} == {s.name for s in STAGES}
@@ -86,4 +86,4 @@ def test_slurm_profile_dry_run_takes_resources_from_the_registry(mirror_present)
         resources = dict(item.split("=", 1) for item in line.split(", "))
         for key, value in stage.resources.items():
             assert resources[key] == str(value), (stage.name, key)
-        assert resources["slurm_partition"] == "gpu"
+        assert resources["slurm_partition"] == ("gpu" if stage.resources.get("gpu") else "cpu"), stage.name

@@ -31,7 +31,7 @@ from .errors import problems_of, raise_problems, unknown_key
 from .matrix import (REFRESH, TABLE_SCHEMAS, ElmoFeaturesSection, ElmoSpecsSection, FinetuneTasksSection,
                      RunsSection, TablesSection)
 from .probes import CoveSection, ProbesSection
-from .sections import (EVAL_SPLITS, HELDOUT_TEXTS, LM_SOURCES, BilmSection, BilmSourceSection,
+from .sections import (EVAL_SPLITS, HELDOUT_TEXTS, LM_SOURCES, BilmSection, BilmSourceSection, ComputeSection,
                        ContaminationSection, DataSection, FeaturesSection, FinetuneSection, LmDataSection,
                        PerplexitySection, PretrainSection, VocabSection, WordVectorsSection)
 
@@ -55,6 +55,7 @@ class Params(Strict):
     perplexity: PerplexitySection
     bilm_source: BilmSourceSection
     features: FeaturesSection
+    compute: ComputeSection
     word_vectors: WordVectorsSection
     cove: CoveSection
     probes: ProbesSection

@@ -120,6 +120,27 @@ class BilmSourceSection(Strict):
     path: str = Field(min_length=1)                      # trained here, or a released options.json + weights.hdf5
 
 
+class StageResources(Strict):
+    gpu: int = Field(default=0, ge=0)                    # GPUs (SLURM gres); only stages with a device path
+    mem_mb: int = Field(ge=1)
+    runtime: int = Field(ge=1)                           # minutes (SLURM time limit)
+
+
+class ComputeSection(Strict):
+    """How each stage runs (workflow/registry.py ``stage_resources``): the command that starts it and
+    what Snakemake's SLURM profile asks for. DVC reads only ``launcher`` (it is part of the command)."""
+
+    launcher: dict[str, str] = {}                        # stage -> runs `-m stages.<module>`; default python
+    partitions: dict[Literal["cpu", "gpu"], str] = {}    # SLURM partition of stages without / with GPUs
+    resources: dict[str, StageResources]                 # per stage (family) or module name; `default`
+
+    @model_validator(mode="after")
+    def _check(self) -> "ComputeSection":
+        if "default" not in self.resources:
+            raise ValueError("resources: give a `default` entry (the stages not listed)")
+        return self
+
+
 class FeaturesSection(Strict):
     dtype: Literal["float16", "float32"]                 # storage dtype of the HDF5 features
     batch_size: int = Field(ge=1)                        # sentences per biLM batch
