@@ -11,7 +11,9 @@ resident memory where it logged one) and the gap statistics.
 
 A job built in several invocations (the analysis job one table target at a time: `dvc repro
 analysis/dvc.yaml:table7`, then `:table3`, ...) is measured by naming every pipeline run
-(``--parent A --parent B ...``): the stages of all of them in order, the wall times summed.
+(``--parent A --parent B ...``): the stages of all of them in order, the wall times summed (a
+stage rebuilt in a later run counts once). Runs of different commits need ``--current FILE ...``:
+every stage of those pipeline files must be current now (``dvc status``).
 
 Usage (from the repository root, after `python -m workflow.launch dvc repro ...`):
     .venv/bin/python -m benchmarks.stage_gap [--parent RUN_ID ...] [--tracking-uri sqlite:///mlflow.db] [--json OUT]
@@ -73,27 +75,58 @@ def gaps(parent, children) -> dict:
             "rows": rows}
 
 
-def merge(results: list[dict]) -> dict:
+def merge(results: list[dict], current: bool = False) -> dict:
     """One record of a job built in several pipeline runs (each a :func:`gaps` record, in order):
-    rows concatenated, times summed; the commands joined. Raises ValueError when the runs were
-    made from different commits or profiles (one job's measurement must be of one code state)."""
+    rows concatenated, times summed; the commands joined. A stage that ran in more than one of
+    them (an output made stale in between and rebuilt) counts once, its last run: its earlier
+    runs' seconds and gaps leave the wall time, so the record is what one build of the job takes.
+
+    ``current``: the runs may come from different commits, because the caller has checked that
+    every stage of the job is current at the last one (``dvc status`` clean: each stage's code and
+    params are the last commit's); the record names every commit. Without it, runs of different
+    commits are refused.
+
+    Raises:
+        ValueError: the runs differ in profile, or (without ``current``) in commit.
+    """
     if len(results) == 1:
         return results[0]
-    for key in ("git_commit", "profile"):
+    for key in ("profile",) if current else ("git_commit", "profile"):
         if len({r[key] for r in results}) != 1:
             raise ValueError(f"the pipeline runs differ in {key}: {sorted({str(r[key]) for r in results})}")
     rows = [row for r in results for row in r["rows"]]
-    wall, in_stages = sum(r["wall_s"] for r in results), sum(r["in_stages_s"] for r in results)
+    last = {row["stage"]: n for n, row in enumerate(rows)}
+    dropped = [row for n, row in enumerate(rows) if last[row["stage"]] != n]
+    rows = [row for n, row in enumerate(rows) if last[row["stage"]] == n]
+    wall = sum(r["wall_s"] for r in results) - sum(row["seconds"] + row["gap_before"] for row in dropped)
+    in_stages = sum(row["seconds"] for row in rows)
     between = [row["gap_before"] for row in rows]
+    commits = list(dict.fromkeys(r["git_commit"] for r in results))
+    note = f"built in {len(results)} invocations, one after another; wall = their sum"
+    if dropped:
+        note += f" less {len(dropped)} earlier runs of stages rebuilt later"
+    if len(commits) > 1:
+        note += (f"; on commits {', '.join(c[:7] for c in commits)}, every stage current at the last "
+                 "(dvc status clean)")
     return {"pipeline": f"{len(results)} pipeline runs: " + "; ".join(r["pipeline"] for r in results),
             "parent_run_id": [r["parent_run_id"] for r in results],
             "command": " && ".join(r["command"] or "?" for r in results),
-            "git_commit": results[0]["git_commit"], "git_dirty": results[0]["git_dirty"],
+            "git_commit": results[-1]["git_commit"], "git_commits": commits, "git_dirty": results[-1]["git_dirty"],
             "profile": results[0]["profile"], "started_utc": results[0]["started_utc"], "stages": len(rows),
             "wall_s": round(wall, 1), "in_stages_s": round(in_stages, 1), "outside_stages_s": round(wall - in_stages, 1),
             "gap_mean_s": round((wall - in_stages) / max(len(rows), 1), 2),
             "gap_median_s": round(statistics.median(between), 2) if between else None,
-            "note": f"built in {len(results)} invocations, one after another; wall = their sum", "rows": rows}
+            "note": note, "rows": rows}
+
+
+def stale_stages(pipeline_files: list[str]) -> dict:
+    """``dvc status --json`` of the pipeline files, without the always-changed params check."""
+    import subprocess
+
+    done = subprocess.run(["dvc", "status", "--json", *pipeline_files], cwd=REPO, capture_output=True, text=True,
+                          check=True)
+    status = json.loads(done.stdout or "{}")
+    return {stage: what for stage, what in status.items() if what != ["always changed"]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,7 +135,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="a pipeline run id (default: the latest); repeat for a job built in several runs")
     parser.add_argument("--tracking-uri", default=f"sqlite:///{REPO / 'mlflow.db'}")
     parser.add_argument("--json", help="also write the result here")
+    parser.add_argument("--current", metavar="PIPELINE_FILE", action="append",
+                        help="accept runs of different commits when every stage of these pipeline files "
+                             "(dvc.yaml, analysis/dvc.yaml) is current now (checked with dvc status)")
     args = parser.parse_args(argv)
+    if args.current:
+        stale = stale_stages(args.current)
+        if stale:
+            raise SystemExit(f"--current: stages not current: {', '.join(sorted(stale))}")
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(args.tracking_uri)
@@ -110,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     if experiment is None:
         raise SystemExit(f"no experiment elmo-repro in {args.tracking_uri}")
     result = merge([gaps(*pipeline_runs(client, experiment.experiment_id, parent))
-                    for parent in (args.parent or [None])])
+                    for parent in (args.parent or [None])], current=bool(args.current))
     print(f"{result['pipeline']}: {result['wall_s']:.0f} s wall, {result['stages']} stages, "
           f"{result['in_stages_s']:.0f} s in stages, {result['outside_stages_s']:.0f} s between them "
           f"(mean {result['gap_mean_s']:.1f} s, median {result['gap_median_s']:.1f} s per stage)")

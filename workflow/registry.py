@@ -22,6 +22,7 @@ from elmo_repro.data.eval_text import SPLIT_PATHS as EVAL_SPLIT_PATHS
 from elmo_repro.experiments.bilm_source import PRETRAINED_BILM, released_bilm
 from elmo_repro.experiments.specs import JOB_FILES, JOBS, RUNS_DIRS, family  # noqa: F401  (JOB_FILES: for render and tests)
 from elmo_repro.experiments.tasks import TASKS
+from elmo_repro.params import lookup
 from elmo_repro.views.report import INPUTS as REPORT_INPUTS
 
 from .imports import NOT_OUTPUT_CODE, code_deps
@@ -372,7 +373,7 @@ def concrete(stage: Stage, params: dict) -> Stage:
     applies."""
     gone = absent_deps(params)
     deps = [dep for dep in stage.deps if dep not in gone]
-    extra = [name for name in stage.optional_params if _holds(params, name)]
+    extra = [name for name in stage.optional_params if lookup(params, name) is not None]
     launcher = ((params.get("compute") or {}).get("launcher") or {}).get(stage.name.split("@")[0], "python")
     return replace(stage, deps=[*deps, *run_folders(stage.run_tables, params)], run_tables=(),
                    params=[*stage.params, *extra], optional_params=(), launcher=launcher,
@@ -403,16 +404,6 @@ def stage_resources(stage: Stage, params: dict) -> dict[str, Any]:
         chosen.pop("gpu", None)
     partition = (compute.get("partitions") or {}).get("gpu" if chosen.get("gpu") else "cpu")
     return {**chosen, **({"slurm_partition": partition} if partition else {})}
-
-
-def _holds(params: dict, name: str) -> bool:
-    """Whether the dotted key ``name`` is set in ``params``."""
-    node: Any = params
-    for key in name.split("."):
-        if not isinstance(node, dict) or key not in node:
-            return False
-        node = node[key]
-    return True
 
 
 TABLE_STAGES = [

@@ -30,3 +30,16 @@ def test_merge_refuses_runs_of_different_code():
     b = _record("p2", "c", [], 1.0, commit="def")
     with pytest.raises(ValueError, match="differ in git_commit"):
         merge([a, b])
+
+
+def test_a_stage_rebuilt_later_counts_once_and_current_runs_may_span_commits():
+    a = _record("p1", "c1", [{"stage": "x", "seconds": 10.0, "gap_before": 2.0},
+                             {"stage": "v", "seconds": 1.0, "gap_before": 1.0}], 16.0, commit="abc")
+    b = _record("p2", "c2", [{"stage": "v", "seconds": 2.0, "gap_before": 3.0}], 6.0, commit="def")
+    merged = merge([a, b], current=True)
+    assert [r["stage"] for r in merged["rows"]] == ["x", "v"] and merged["rows"][1]["seconds"] == 2.0
+    assert merged["wall_s"] == 20.0 and merged["in_stages_s"] == 12.0     # 16 + 6 less v's first run (1 + 1)
+    assert merged["git_commit"] == "def" and merged["git_commits"] == ["abc", "def"]
+    assert "1 earlier runs of stages rebuilt later" in merged["note"] and "on commits abc, def" in merged["note"]
+    with pytest.raises(ValueError, match="differ in git_commit"):
+        merge([a, b])
