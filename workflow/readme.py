@@ -129,7 +129,10 @@ def _families(rows: list[dict]) -> dict[str, float]:
 
 def _job_line(record: dict) -> str:
     parts = ", ".join(f"{kind} {_minutes(s)}" for kind, s in _families(record["rows"]).items())
-    return (f"**{_minutes(record['wall_s'])}** (`{record['command']}`, {record['started_utc'][:10]}, commit "
+    command = f"`{record['command']}`"
+    if " && " in record["command"]:   # built one target at a time (the note says in how many runs)
+        command = f"`{record['command'].split(' && ')[0].rsplit(':', 1)[0]}:<target>` target by target"
+    return (f"**{_minutes(record['wall_s'])}** ({command}, {record['started_utc'][:10]}, commit "
             f"{record['git_commit'][:7]}; {record['stages']} stages: {parts}; "
             f"{record['outside_stages_s']:.0f} s in all between stages"
             + (f"; {record['note']}" if record.get("note") else "") + ")")
