@@ -30,6 +30,7 @@ GROUPS = {   # a test belongs to the first group whose path prefix its file has
     "smoke pipeline under DVC": ("tests/e2e/test_smoke_pipeline.py",),
     "Snakemake with an MLflow server": ("tests/e2e/test_snakemake_server.py",),
     "resume after SIGKILL": ("tests/e2e/test_resume_after_kill.py",),
+    "released weights, no pretraining": ("tests/e2e/test_released_weights.py",),
 }
 
 
