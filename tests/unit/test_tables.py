@@ -122,3 +122,37 @@ def test_a_run_that_never_learned_is_flagged_and_counted(tmp_path):
     text = render_markdown([row], PPL, "39.7", "tiny", SPEC)
     assert "50.50 ± 0.71 (1‡)" in text and "char layer s0 50.00, s1 51.00‡" in text
     assert "never fell 5% below the loss of predicting the training label frequencies" in text
+
+
+def test_the_view_reads_only_the_runs_and_floors_its_profile_lists(tmp_path, monkeypatch):
+    # a clone holds the committed runs of another profile: Table 1 of a profile that leaves SRL out
+    # must show SRL as "—", not the committed SRL run and floor
+    from elmo_repro.experiments.rendering import render_runs
+    from elmo_repro.views.table1 import table1_files
+
+    specs = {"elmo": {"bilm": "finetuned", "placement": "paper", "mix": "learned", "l2_coef": 0.001}}
+    tables = {"table1": {"runs": {"tasks": ["ner"], "elmo": ["baseline", "elmo"], "seeds": [0]},
+                         "elmo": "elmo", "control": None}}
+    params = {"profile": "test", "data": {"mirror": "m", "left_out": {"srl": "licensed"}},
+              "bilm_source": {"path": "models/bilm"}, "tables": tables, "elmo_specs": specs,
+              "runs": render_runs(tables, specs)}
+    runs = tmp_path / "results/runs"
+    write_run(runs, "ner-baseline-s0", "baseline", 0, 80.0)
+    write_run(runs, "ner-elmo-s0", "elmo", 0, 90.0)
+    write_run(runs, "ner-elmo-s1", "elmo", 1, 10.0)                       # a seed this profile does not run
+    for task, folder in (("srl", "srl-baseline-s0"), ("srl", "srl-elmo-s0")):
+        write_run(runs, folder, folder.split("-")[1], 0, 55.0)
+        (runs / folder / "spec.json").write_text(json.dumps({"task": task, "elmo_name": folder.split("-")[1],
+                                                             "seed": 0, "train_fraction": 1.0, "elmo": None}))
+    for task, score in (("ner", 55.5), ("srl", 1.0)):
+        (runs / f"{task}-floor").mkdir()
+        (runs / f"{task}-floor" / "metrics.json").write_text(json.dumps({"test_f1": score}))
+    (tmp_path / "paper").mkdir()
+    for name in ("table1.csv", "perplexity.txt"):
+        (tmp_path / "paper" / name).write_text((ROOT / "paper" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "results/metrics").mkdir(parents=True)
+    (tmp_path / "results/metrics/perplexity.json").write_text(json.dumps(PPL))
+    monkeypatch.chdir(tmp_path)
+    rows = {row["task"]: row for row in table1_files(params, ["results/runs"], "table1", False)["table1.json"]["rows"]}
+    assert rows["NER"]["elmo"]["per_seed"] == {0: 90.0} and rows["NER"]["floor"] == 55.5
+    assert rows["SRL"]["baseline"] is None and rows["SRL"]["elmo"] is None and rows["SRL"]["floor"] is None
