@@ -95,30 +95,27 @@ def missing_inputs(params: dict[str, Any], root: Path = Path(".")) -> list[str]:
     return problems
 
 
-def licensed_files(dep: str) -> list[str]:
-    """The licensed files (:data:`elmo_repro.fetch.MANUAL`) inside mirror dependency ``dep``,
-    relative to it."""
-    from elmo_repro.fetch import MANUAL
+MIRROR_PREFIX = "${data.mirror}/"
 
-    prefix = "${data.mirror}/"
-    if not dep.startswith(prefix):
-        return []
-    path = dep.removeprefix(prefix).rstrip("/") + "/"
-    return [file.removeprefix(path) for item in MANUAL.values() if item.param == "data.mirror"
-            for file in item.paths if file.startswith(path)]
+
+def _licensed(dep: str) -> list:
+    """``(file, Manual)`` of the licensed files (:func:`elmo_repro.fetch.manual_files_at`) at or
+    under mirror dependency ``dep``; none for a dependency outside the mirror."""
+    from elmo_repro.fetch import manual_files_at
+
+    return manual_files_at(dep.removeprefix(MIRROR_PREFIX)) if dep.startswith(MIRROR_PREFIX) else []
+
+
+def licensed_files(dep: str) -> list[str]:
+    """The licensed files inside mirror dependency ``dep``, relative to it."""
+    path = dep.removeprefix(MIRROR_PREFIX).rstrip("/") + "/"
+    return [file.removeprefix(path) for file, _ in _licensed(dep) if file.startswith(path)]
 
 
 def licensed_hint(dep: str, params: dict[str, Any]) -> str:
-    """For a missing mirror dependency holding licensed files (:data:`elmo_repro.fetch.MANUAL`):
-    where to read how to make them, and how to run without what reads them."""
-    from elmo_repro.fetch import MANUAL
-
-    prefix = "${data.mirror}/"
-    if not dep.startswith(prefix):
-        return ""
-    path = dep.removeprefix(prefix).rstrip("/")
-    licences = sorted({item.licence for item in MANUAL.values() if item.param == "data.mirror"
-                       for file in item.paths if file == path or file.startswith(path + "/")})
+    """For a missing mirror dependency holding licensed files: where to read how to make them, and
+    how to run without what reads them."""
+    licences = sorted({item.licence for _, item in _licensed(dep)})
     if not licences:
         return ""
     return (f" (licensed: {'; '.join(licences)}; `python -m elmo_repro.fetch --list` says how to make it, "

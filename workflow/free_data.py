@@ -19,22 +19,14 @@ from elmo_repro.data.eval_text import SPLIT_FILES
 from elmo_repro.experiments.tasks import TASKS
 
 
-def _reads(path: str, file: str) -> bool:
-    """Whether a stage that depends on mirror ``path`` (a file or folder) reads mirror ``file``."""
-    return file == path or file.startswith(path.rstrip("/") + "/")
-
-
 def licensed_left_out() -> dict[str, str]:
     """``{task or evaluation split: why}`` for what reads a licensed file of the default jobs
     (:data:`elmo_repro.fetch.MANUAL` entries with ``default`` and ``param == "data.mirror"``), in
     task order, then split order."""
-    from elmo_repro.fetch import MANUAL    # the fetcher's table of manual files (stdlib and rich only)
-
-    licensed = [(file, item.licence) for item in MANUAL.values() if item.default and item.param == "data.mirror"
-                for file in item.paths]
+    from elmo_repro.fetch import manual_files_at    # the fetcher's table of manual files (stdlib and rich only)
 
     def why(paths: tuple[str, ...] | list[str]) -> str | None:
-        hits = [(file, licence) for file, licence in licensed if any(_reads(p, file) for p in paths)]
+        hits = [(file, item.licence) for path in paths for file, item in manual_files_at(path, default_only=True)]
         if not hits:
             return None
         folders = sorted({file.rsplit("/", 1)[0] for file, _ in hits})

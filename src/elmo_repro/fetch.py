@@ -373,6 +373,15 @@ NOT_FETCHED: dict[str, str] = {
                                        "(Apache 2.0): format samples for the readers' tests",
 }
 
+def manual_files_at(path: str, default_only: bool = False) -> list[tuple[str, Manual]]:
+    """``(file, its Manual item)`` for every mirror file of :data:`MANUAL` that is ``path`` or lies
+    under it (``path``: a file or folder relative to the mirror); ``default_only``: only the
+    items the default jobs read."""
+    path = path.rstrip("/")
+    return [(file, item) for item in MANUAL.values() if item.param == "data.mirror" and (item.default or not default_only)
+            for file in item.paths if file == path or file.startswith(path + "/")]
+
+
 # What the default jobs read (tests/unit/test_fetch.py checks it against the stage registry):
 # data sets (every entry <set>/<file>) and entries; the manual items with default=True complete it.
 DEFAULT = ("lm1b", "nltk_brown", "nltk_abc", "conll2003", "sst", "esnli", "squad_dev", "conll2005_tests",
