@@ -16,6 +16,7 @@ own text's check:
 """
 
 from pathlib import Path
+from typing import Iterable, Iterator, TypeVar
 
 from elmo_repro.console import log
 from elmo_repro.data.contamination import check, find_overlaps, summarize
@@ -26,6 +27,7 @@ from elmo_repro.params import load_params, mirror_path
 from elmo_repro.tracking import stage_run
 from stages import stage_args, stage_parser
 
+T = TypeVar("T")
 SECTIONS = ["data", "contamination"]
 HELDOUT = Path("data/lm/heldout.txt")   # the LM perplexity sample is an evaluation split too
 # --text -> (stage name, {training text name: file}, metrics, overlaps)
@@ -38,21 +40,33 @@ TEXTS = {
 }
 
 
-def numbered(path: Path) -> list[tuple[str, list[str]]]:
+def numbered(path: Path) -> Iterator[tuple[str, list[str]]]:
     """``(file:line, tokens)`` of a one-sentence-per-line text (blank lines skipped), or of the
-    ``source`` sides of a ``.jsonl`` file of translation pairs.
+    ``source`` sides of a ``.jsonl`` file of translation pairs, as they are read (the paper
+    profile's LM text has ~30M sentences).
 
     Raises:
         InputError: a missing, non-UTF-8 or empty text, or a malformed pair (naming the file and line).
     """
     if path.suffix == ".jsonl":             # translation pairs: the English side ("source" tokens)
         pairs = read_examples(path, ("source",))
-        sentences = [(f"{path}:{number}", pair["source"]) for number, pair in enumerate(pairs, start=1)]
+        sentences = ((f"{path}:{number}", pair["source"]) for number, pair in enumerate(pairs, start=1))
     else:
-        sentences = [(f"{path}:{number}", line.split()) for number, line in iter_lines(path) if line.split()]
-    if not sentences:
+        sentences = ((f"{path}:{number}", line.split()) for number, line in iter_lines(path) if line.split())
+    empty = True
+    for sentence in sentences:
+        empty = False
+        yield sentence
+    if empty:
         raise InputError(path, "no sentences (the file is empty or has only blank lines)")
-    return sentences
+
+
+def counted(items: Iterable[T], sizes: dict[str, int], name: str) -> Iterator[T]:
+    """``items`` as they come, counted into ``sizes[name]``."""
+    sizes[name] = 0
+    for item in items:
+        sizes[name] += 1
+        yield item
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -63,12 +77,11 @@ def main(argv: list[str] | None = None) -> None:
     stage, texts, metrics, overlaps_path = TEXTS[known.text]
     with stage_run(stage, params, SECTIONS) as run:
         index = build_index(mirror_path(params), params["contamination"],
-                            extra={"lm_heldout_sample": numbered(HELDOUT)})
-        overlaps, sizes = [], {}
+                            extra={"lm_heldout_sample": list(numbered(HELDOUT))})
+        overlaps: list = []
+        sizes: dict[str, int] = {}
         for name, path in texts.items():
-            sentences = numbered(path)
-            overlaps += find_overlaps(name, sentences, index)
-            sizes[name] = len(sentences)
+            overlaps += find_overlaps(name, counted(numbered(path), sizes, name), index)
         report = summarize(overlaps, index, sizes)
         with atomic_open(overlaps_path) as handle:
             handle.write("training_text\tlocation\teval_split\teval_location\teval_words\tcounted\n")

@@ -1,6 +1,6 @@
 """Stage pretrain_bilm: train the character-based biLM (paper §3.1, §3.4).
 
-Reads data/lm/train.txt and data/vocab; resumes from models/bilm_checkpoints (a persistent DVC
+Reads data/lm/train.txt shard by shard (its index data/lm/train.shards.tsv) and data/vocab; resumes from models/bilm_checkpoints (a persistent DVC
 output) when a compatible checkpoint exists; writes models/bilm (weights.pt, options.json,
 vocab.txt, counts.tsv) and results/metrics/pretrain.json.
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from elmo_repro.bilm.model import BiLMConfig
 from elmo_repro.bilm.train import pretrain, pretrain_config, save_model
-from elmo_repro.data.text import read_sentences
+from elmo_repro.data.lm_shards import ShardedText
 from elmo_repro.data.vocabulary import Vocabulary
 from elmo_repro.io import write_json
 from elmo_repro.params import load_params
@@ -22,6 +22,7 @@ from elmo_repro.tracking import stage_run
 from stages import stage_args
 
 SECTIONS = ["bilm", "pretrain"]
+TEXT = "data/lm/train.txt"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     if int(os.environ.get("RANK", "0")) != 0:   # torchrun: the other ranks train and write nothing
         vocab = Vocabulary.load("data/vocab/vocab.txt", "data/vocab/counts.tsv")
         pretrain(BiLMConfig.from_options(params["bilm"], n_tokens_vocab=len(vocab)),
-                 pretrain_config(params["pretrain"]), read_sentences("data/lm/train.txt"), vocab,
+                 pretrain_config(params["pretrain"]), ShardedText(TEXT), vocab,
                  Path("models/bilm_checkpoints"))
         return
     with stage_run("pretrain_bilm", params, SECTIONS) as run:
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> None:
         vocab.check_frequency_sorted("data/vocab/vocab.txt")
         config = BiLMConfig.from_options(params["bilm"], n_tokens_vocab=len(vocab))
         cfg = pretrain_config(params["pretrain"])
-        model, summary = pretrain(config, cfg, read_sentences("data/lm/train.txt"), vocab,
+        model, summary = pretrain(config, cfg, ShardedText(TEXT), vocab,
                                   Path("models/bilm_checkpoints"),
                                   log_metrics=lambda metrics, step: run.log_metrics(metrics, step=step))
         save_model(model, vocab, Path("models/bilm"))

@@ -13,12 +13,14 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Callable
 
 # The one project import here: the mirror paths of the evaluation splits are declared beside their
 # readers (a plain constant, so rendering dvc.yaml needs no third-party package).
 from elmo_repro.data.eval_text import SPLIT_FILES as EVAL_SPLIT_FILES
 from elmo_repro.data.eval_text import SPLIT_PATHS as EVAL_SPLIT_PATHS
+from elmo_repro.data.lm_corpus import HELDOUT as LM_HELDOUT
+from elmo_repro.data.lm_corpus import SOURCES as LM_SOURCES
 from elmo_repro.experiments.bilm_source import PRETRAINED_BILM, released_bilm
 from elmo_repro.experiments.specs import JOB_FILES, JOBS, RUNS_DIRS, family  # noqa: F401  (JOB_FILES: for render and tests)
 from elmo_repro.experiments.tasks import TASKS
@@ -91,6 +93,8 @@ class Stage:
     pretraining: bool = False
     # params it reads only where the rendered params hold them (DVC refuses a missing key)
     optional_params: tuple[str, ...] = ()
+    # deps that the params choose (prepare_lm: the mirror files of lm_data's sources), added by concrete()
+    param_deps: Callable[[dict], list[str]] | None = None
 
     @property
     def cmd(self) -> str:
@@ -367,15 +371,27 @@ def absent_deps(params: dict) -> set[str]:
     return deps
 
 
+def lm_text_deps(params: dict) -> list[str]:
+    """prepare_lm's mirror inputs under ``params``: each of ``lm_data.train_sources`` (a file, a zip,
+    or the folder of the official 1B Word training shards, which DVC hashes file by file, so a
+    changed shard re-runs the stage) and the ``lm_data.heldout`` text, in the reader's order."""
+    config = params.get("lm_data") or {}
+    chosen = set(config.get("train_sources") or [])
+    deps = [f"{MIRROR}/{path}" for name, (path, _) in LM_SOURCES.items() if name in chosen]
+    heldout = config.get("heldout")
+    return deps + ([f"{MIRROR}/{LM_HELDOUT[heldout]}"] if heldout in LM_HELDOUT else [])
+
+
 def concrete(stage: Stage, params: dict) -> Stage:
     """``stage`` as ``params`` make it: the run folders of its ``run_tables`` added to its deps,
     and no dep on what does not exist under them (:func:`absent_deps`). Unchanged when neither
     applies."""
     gone = absent_deps(params)
-    deps = [dep for dep in stage.deps if dep not in gone]
+    chosen = stage.param_deps(params) if stage.param_deps is not None else []
+    deps = [dep for dep in stage.deps if dep not in gone and dep not in chosen] + chosen
     extra = [name for name in stage.optional_params if lookup(params, name) is not None]
     launcher = ((params.get("compute") or {}).get("launcher") or {}).get(stage.name.split("@")[0], "python")
-    return replace(stage, deps=[*deps, *run_folders(stage.run_tables, params)], run_tables=(),
+    return replace(stage, deps=[*deps, *run_folders(stage.run_tables, params)], run_tables=(), param_deps=None,
                    params=[*stage.params, *extra], optional_params=(), launcher=launcher,
                    resources=stage_resources(stage, params))
 
@@ -482,8 +498,8 @@ STAGES: list[Stage] = [
     Stage(
         name="prepare_lm",
         module="prepare_lm",
-        deps=[*EVAL_MIRROR, f"{MIRROR}/lm1b_heldout_subset",
-              f"{MIRROR}/lm_supplement_nltk/corpora"],
+        deps=[*EVAL_MIRROR],
+        param_deps=lm_text_deps,
         params=["data", "lm_data", "contamination"],
         outs=["data/lm"],
         metrics=["results/metrics/lm_data.json"],
@@ -511,7 +527,7 @@ STAGES: list[Stage] = [
     Stage(
         name="pretrain_bilm",
         module="pretrain_bilm",
-        deps=["data/lm/train.txt", "data/vocab", CONTAMINATION_REPORT],
+        deps=["data/lm/train.txt", "data/lm/train.shards.tsv", "data/vocab", CONTAMINATION_REPORT],
         params=["bilm", "pretrain"],
         outs=["models/bilm"],
         persist=["models/bilm_checkpoints"],

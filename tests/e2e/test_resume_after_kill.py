@@ -1,5 +1,6 @@
 """The pretraining stage, SIGKILLed after a checkpoint and started again, ends with exactly the weights
-of an uninterrupted run (smoke configuration, real 1B Word text from the mirror)."""
+of an uninterrupted run (smoke configuration, real 1B Word text from the mirror, streamed in shards
+of SHARD_TOKENS tokens: the run crosses several)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import torch
 import yaml
 
 from elmo_repro.data.lm_corpus import LM1B_DEV, read_lm1b
+from elmo_repro.data.lm_split import write_sharded_text
 from elmo_repro.data.vocabulary import Vocabulary, count_tokens
 from tests.e2e.pipeline import MIRROR, ROOT
 from workflow.profile import render
@@ -22,6 +24,7 @@ from workflow.profile import render
 pytestmark = pytest.mark.e2e
 
 BATCHES, EVERY = 60, 20
+SHARD_TOKENS = 5000
 
 
 def stage_dir(path: Path, sentences: list[list[str]]) -> Path:
@@ -31,7 +34,7 @@ def stage_dir(path: Path, sentences: list[list[str]]) -> Path:
     cfg.update(token_budget=BATCHES * cfg["batch_size"] * cfg["unroll_steps"], checkpoint_every=EVERY)
     (path / "data/lm").mkdir(parents=True)
     (path / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
-    (path / "data/lm/train.txt").write_text("".join(" ".join(s) + "\n" for s in sentences), encoding="utf-8")
+    assert len(write_sharded_text(path / "data/lm/train.txt", sentences, SHARD_TOKENS)) > 10
     counts, n = count_tokens(sentences)
     Vocabulary.build(counts, n, min_count=2).save(path / "data/vocab/vocab.txt", path / "data/vocab/counts.tsv")
     return path

@@ -256,3 +256,22 @@ def test_profile_reads_a_fetched_mirror(tmp_path):
     expected = profile.render("tiny")
     expected["data"]["mirror"] = "/data/elmo-mirror"
     assert rendered == expected
+
+
+def test_prepare_lm_depends_on_the_files_of_its_profiles_sources():
+    """DVC hashes what prepare_lm reads, as the profile chooses it: the tiny profile's three
+    sources and held-out file; the paper profile's folder of official training shards (hashed
+    file by file: a changed shard re-runs the stage) and held-out shard; pretraining reads the
+    text with its shard index."""
+    def deps(name: str, stage: str) -> list[str]:
+        return next(s.deps for s in expand(profile.render(name)) if s.name == stage)
+    tiny = [d for d in deps("tiny", "prepare_lm") if "lm1b" in d or "lm_supplement" in d]
+    assert tiny == ["${data.mirror}/lm1b_heldout_subset/1b_benchmark.dev.tokens",
+                    "${data.mirror}/lm_supplement_nltk/corpora/brown.zip",
+                    "${data.mirror}/lm_supplement_nltk/corpora/abc.zip",
+                    "${data.mirror}/lm1b_heldout_subset/1b_benchmark.test.tokens"]
+    official = "${data.mirror}/1-billion-word-language-modeling-benchmark-r13output"
+    paper = [d for d in deps("paper", "prepare_lm") if "lm1b" in d or "lm_supplement" in d or "billion" in d]
+    assert paper == [f"{official}/training-monolingual.tokenized.shuffled",
+                     f"{official}/heldout-monolingual.tokenized.shuffled/news.en.heldout-00000-of-00050"]
+    assert {"data/lm/train.txt", "data/lm/train.shards.tsv"} <= set(deps("tiny", "pretrain_bilm"))

@@ -151,7 +151,7 @@ def test_each_job_is_submitted_with_its_profiles_resources(tmp_path, name):
         # only pretraining computes on GPUs today, under its launcher: 3 GPUs, the paper's 3 x 128 batch
         assert gpus == {"pretrain_bilm"} and stages["pretrain_bilm"].resources["gpu"] == 3
         assert stages["pretrain_bilm"].cmd.startswith("torchrun --standalone --nproc-per-node 3 -m stages.pretrain_bilm")
-        assert _option(next(c["args"] for c in calls if c["rule"] == "pretrain_bilm"), "--mem") == "128000"
+        assert _option(next(c["args"] for c in calls if c["rule"] == "pretrain_bilm"), "--mem") == "32000"
 
 
 @pytest.mark.parametrize("name", profile.available())

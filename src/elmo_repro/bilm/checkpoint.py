@@ -20,13 +20,15 @@ CHECKPOINT = "checkpoint.pt"
 
 def save_checkpoint(path: Path, model: BiLM, optimizer: torch.optim.Optimizer, sampler: torch.Generator,
                     states: list, batch: int, fingerprint: str, ctx: RankContext = RankContext(),
-                    summary: dict[str, float] | None = None) -> None:
+                    summary: dict[str, float] | None = None, streams: list[dict[str, Any]] | None = None) -> None:
     """Write the full training state atomically (temporary file + rename).
 
     Data-parallel: every rank's carried states and random generators are gathered to rank 0,
     which alone writes one file (the states as the rows of the global batch, in rank order; the
     generators as one entry per rank); all ranks wait until it is in place, so a run that resumes
-    straight away reads it on every rank. Weights, optimizer and sampler are equal on all ranks.
+    straight away reads it on every rank. Weights, optimizer, sampler and the data streams'
+    positions (``streams``: :meth:`~elmo_repro.data.lm_batches.LMStream.position` of the forward and
+    backward stream after the last trained batch) are equal on all ranks.
     """
     cuda = ctx.device.type == "cuda"
     local = {"states": [[(h.cpu(), c.cpu()) for h, c in s] if s is not None else [] for s in states],
@@ -49,7 +51,7 @@ def save_checkpoint(path: Path, model: BiLM, optimizer: torch.optim.Optimizer, s
             "torch_rng": [g["torch_rng"] for g in gathered], "sampler_rng": sampler.get_state(),
             "cuda_rng": [g["cuda_rng"] for g in gathered] if cuda else [],
             "states": merged, "batch": batch, "fingerprint": fingerprint, "world_size": ctx.world_size,
-            "summary": dict(summary or {}),
+            "summary": dict(summary or {}), "streams": list(streams or []),
         }
         save_reproducibly(payload, path)
     if ctx.world_size > 1:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 import torch
@@ -96,13 +96,15 @@ def all_ranks(ids: torch.Tensor, world_size: int) -> torch.Tensor:
 
 
 def packed_batches(streams: list[LMStream], rows: slice, n: int, device: torch.device
-                    ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """The next ``n`` (inputs, targets) pairs of this rank's rows, each (2, B, T) int64 type ids
-    (forward, backward), pinned for a CUDA copy; run ahead in a :class:`Prefetcher` thread."""
+                   ) -> Iterator[tuple[torch.Tensor, torch.Tensor, list[dict[str, Any]]]]:
+    """The next ``n`` (inputs, targets, positions) of this rank's rows: inputs and targets each
+    (2, B, T) int64 type ids (forward, backward), pinned for a CUDA copy; positions the streams'
+    :meth:`~elmo_repro.data.lm_batches.LMStream.position` after packing the batch (what a checkpoint
+    taken after it must resume from: the prefetching thread runs ahead of training)."""
     for _ in range(n):
         (in_f, tg_f), (in_b, tg_b) = next(streams[0]), next(streams[1])
         inputs = torch.from_numpy(np.stack([in_f[rows], in_b[rows]]))
         targets = torch.from_numpy(np.stack([tg_f[rows], tg_b[rows]]))
         if device.type == "cuda":
             inputs, targets = inputs.pin_memory(), targets.pin_memory()
-        yield inputs, targets
+        yield inputs, targets, [stream.position() for stream in streams]

@@ -16,7 +16,9 @@ budget (target tokens per direction); either becomes a number of batches of
 is cycled in seeded epochs as needed.
 Resuming restores the weights, the optimizer, the carried LSTM states, every random generator
 and the data-stream position, so a killed-and-resumed run ends with the weights of an
-uninterrupted one.
+uninterrupted one. The text is streamed shard by shard (:class:`~elmo_repro.data.lm_shards.ShardedText`;
+a list of sentences is one shard); the checkpoint stores each stream's position (shard, sentence,
+generator, unfinished rows), so resuming reads only the current shard, not the text before it.
 
 Multi-GPU (data parallel), launched by ``torchrun`` from the repository root::
 
@@ -74,7 +76,8 @@ import torch.distributed as dist
 from pydantic import ValidationError
 
 from ..console import Progress, log
-from ..data.lm_batches import LMStream, TypeTable
+from ..data.lm_batches import InMemoryText, LMStream, TypeTable
+from ..data.lm_shards import ShardedText
 from ..data.prefetch import Prefetcher
 from ..data.vocabulary import Vocabulary
 from ..experiments.pretraining import PretrainSection
@@ -145,14 +148,14 @@ class StartFrom:
     identity: str
 
 
-def _fingerprint(model_config: BiLMConfig, cfg: PretrainConfig, n_sentences: int, n_types: int,
+def _fingerprint(model_config: BiLMConfig, cfg: PretrainConfig, shard_sizes: list[int], n_types: int,
                  world_size: int, start: str = "") -> str:
-    """Identifies a run: a checkpoint from a different configuration, corpus, world size, start
-    point or biLM code is never resumed (it would silently stand in for a model the current code
-    never trained). The code is hashed without comments and docstrings, which cannot change what
-    it trains."""
+    """Identifies a run: a checkpoint from a different configuration, corpus (sentences per
+    shard), world size, start point or biLM code is never resumed (it would silently stand in for
+    a model the current code never trained). The code is hashed without comments and docstrings,
+    which cannot change what it trains."""
     code = code_fingerprint(_CODE, _PACKAGE)
-    blob = json.dumps([model_config.to_options(), cfg.model_dump(), n_sentences, n_types, world_size, code]
+    blob = json.dumps([model_config.to_options(), cfg.model_dump(), shard_sizes, n_types, world_size, code]
                       + ([start] if start else []), sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -177,7 +180,7 @@ class _Quiet:
         pass
 
 
-def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list[str]],
+def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list[str]] | ShardedText,
              vocab: Vocabulary, checkpoint_dir: Path,
              log_metrics: Callable[[dict[str, float], int], None] | None = None,
              stop_after: int | None = None, start: StartFrom | None = None,
@@ -187,8 +190,10 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
     Args:
         model_config: the biLM (its ``n_tokens_vocab`` must equal ``len(vocab)``).
         cfg: optimisation and budget; ``batch_size`` is per rank.
-        sentences: training sentences (token lists, without boundary tokens); every rank passes
-            the whole corpus and trains on its own rows of each global batch.
+        sentences: the training text: a :class:`~elmo_repro.data.lm_shards.ShardedText` (streamed
+            one shard at a time), or tokenized sentences (token
+            lists, without boundary tokens; one shard). Every rank passes the whole text and
+            trains on its own rows of each global batch.
         vocab: frequency-sorted vocabulary (targets; OOV -> ``<UNK>``).
         checkpoint_dir: where ``checkpoint.pt`` is written (by rank 0) every ``checkpoint_every``
             batches and resumed from (by every rank) when its fingerprint matches.
@@ -210,10 +215,12 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
     if model_config.n_tokens_vocab != len(vocab):
         raise ValueError(f"n_tokens_vocab={model_config.n_tokens_vocab} but the vocabulary has {len(vocab)}")
     cfg = pretrain_config(cfg.model_dump())        # guards the Python API as the schema guards params.yaml
-    # the sentences' shape, not every token (the corpus can hold ~800M): a str would train on characters
-    if isinstance(sentences, str) or not isinstance(sentences, list):
-        raise TypeError(f"pretrain: expected a list of tokenized sentences, got a {type(sentences).__name__}")
-    bad = next((i for i, s in enumerate(sentences) if not isinstance(s, (list, tuple))), None)
+    # the sentences' shape, not every token: a str would train on characters
+    if not isinstance(sentences, (list, ShardedText)):
+        raise TypeError(f"pretrain: expected a ShardedText or a list of tokenized sentences, "
+                        f"got a {type(sentences).__name__}")
+    bad = next((i for i, s in enumerate(sentences) if not isinstance(s, (list, tuple))), None) \
+        if isinstance(sentences, list) else None
     if bad is not None:
         raise TypeError(f"pretrain: sentence {bad}: expected a tokenized sentence (a list of str), "
                         f"got a {type(sentences[bad]).__name__}")
@@ -233,7 +240,7 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
         ctx.close()
 
 
-def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list[str]],
+def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list[str]] | ShardedText,
               vocab: Vocabulary, checkpoint_dir: Path,
               log_metrics: Callable[[dict[str, float], int], None] | None,
               stop_after: int | None, ctx: RankContext, start: StartFrom | None = None,
@@ -259,15 +266,20 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
     # the negatives' generator is seeded alike on every rank and drawn from identically: all ranks
     # use the same negatives, as a single process on the global batch would
     sampler = torch.Generator().manual_seed(cfg.seed + 7919)
-    table, encoded = TypeTable.build(sentences, vocab)
+    if isinstance(sentences, ShardedText):
+        table, text, n_tokens = TypeTable.from_index(sentences.types, vocab), sentences, sentences.n_tokens
+        shard_sizes = [shard.sentences for shard in sentences.shards]
+    else:
+        table, encoded = TypeTable.build(sentences, vocab)
+        text, n_tokens, shard_sizes = InMemoryText(encoded), sum(len(s) for s in encoded), [len(encoded)]
     char_ids = torch.from_numpy(table.char_ids).to(device)                   # (n_types, 50)
     vocab_ids = torch.from_numpy(table.vocab_ids).to(device)                 # (n_types,)
     # every rank packs the global batch (world x batch_size rows) and keeps its own rows
-    streams = [LMStream(encoded, cfg.batch_size * world, cfg.unroll_steps, seed=2 * cfg.seed + d,
+    streams = [LMStream(text, cfg.batch_size * world, cfg.unroll_steps, seed=2 * cfg.seed + d,
                         reverse=bool(d)) for d in (0, 1)]
     rows = ctx.rows(cfg.batch_size)
     states: list = [None, None]
-    fingerprint = _fingerprint(model_config, cfg, len(encoded), len(table.types), world,
+    fingerprint = _fingerprint(model_config, cfg, shard_sizes, len(table.types), world,
                                start.identity if start is not None else "")
     start_batch, resumed_summary = 0, {}
 
@@ -285,8 +297,8 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
                       for s in ckpt["states"]]
             start_batch = int(ckpt["batch"])
             resumed_summary = dict(ckpt.get("summary", {}))   # the last logged window's statistics
-            for stream in streams:
-                stream.skip(start_batch)
+            for stream, position in zip(streams, ckpt["streams"]):
+                stream.restore(position)
             say(f"resumed from {ckpt_path} at batch {start_batch}")
         else:
             say(f"ignoring {ckpt_path}: it belongs to a different configuration or corpus")
@@ -297,7 +309,7 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
             raise RuntimeError(f"ranks would resume at different batches {starts}: the checkpoint "
                                f"directory {checkpoint_dir} must be one that every rank sees")
 
-    total_batches = count_batches(cfg, sum(len(s) for s in encoded), world)
+    total_batches = count_batches(cfg, n_tokens, world)
     n_batches = total_batches if stop_after is None else min(total_batches, stop_after)
     global_batch = world * cfg.batch_size
     say(f"pretraining {total_batches} batches of {cfg.batch_size}x{cfg.unroll_steps}"
@@ -317,7 +329,7 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
                         else _Quiet())
     with progress_display as progress, Prefetcher(
             packed_batches(streams, rows, n_batches - start_batch, device), name="lm-batches") as batches:
-        for batch, (inputs, targets) in zip(range(start_batch, n_batches), batches):
+        for batch, (inputs, targets, stream_positions) in zip(range(start_batch, n_batches), batches):
             inputs = inputs.to(device, non_blocking=True)                     # (2, B, T) type ids
             targets = targets.to(device, non_blocking=True)                   # (2, B, T) type ids
             flat_targets = vocab_ids[targets.reshape(2, -1)]                  # (2, B*T) row ids
@@ -371,7 +383,8 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
                 window_loss, window_batches, window_start = 0.0, 0, time.monotonic()
             if done % cfg.checkpoint_every == 0 or done == n_batches:
                 stop_if_non_finite_weights(model, done, ckpt_path)                  # never save them
-                save_checkpoint(ckpt_path, model, optimizer, sampler, states, done, fingerprint, ctx, summary)
+                save_checkpoint(ckpt_path, model, optimizer, sampler, states, done, fingerprint, ctx, summary,
+                                stream_positions)
             progress.advance()
     summary["batches"] = float(n_batches)
     summary["target_tokens_per_direction"] = float(n_batches * global_batch * cfg.unroll_steps)

@@ -49,6 +49,7 @@ class LmDataSection(Strict):
     train_sources: list[Literal[LM_SOURCES]] = Field(min_length=1)  # concatenated as the biLM text
     heldout: Literal[HELDOUT_TEXTS]                      # the perplexity text
     heldout_max_tokens: int = Field(ge=0)                # tokens excl. </S>; 0 = all
+    shard_tokens: int = Field(ge=1)                      # most tokens of a training-text shard
 
     @model_validator(mode="after")
     def _check(self) -> "LmDataSection":
