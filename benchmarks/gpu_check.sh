@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU paths in one short run (under 5 minutes on one H100/H200): parity with the original ELMo
 # on the GPU (fp32 within the CPU tests' bounds; TF32 and bf16 for information), paper-size biLM
-# extraction and training steps in fp32 and bf16 (benchmarks/bilm_speed.py), the embedder's
-# `--device cuda`, and two data-parallel updates over NCCL when the machine has more than one GPU
+# extraction and training steps in fp32 and bf16 (benchmarks/bilm_speed.py), every stage's device
+# path (benchmarks/gpu_device_runs.py), the embedder's `--device cuda`, and two data-parallel updates over NCCL when the machine has more than one GPU
 # (one GPU cannot test DDP: the script says so). Results go to $OUT (default
 # benchmarks/results/gpu): one JSON per part and summary.txt, the table the README quotes.
 #
@@ -36,6 +36,10 @@ step speed_bf16 "$PY" -m benchmarks.bilm_speed --device cuda --configs paper --m
   --quick --bf16 --json "$OUT/speed_bf16.json"
 step update "$PY" -m benchmarks.bilm_speed --device cuda --configs paper --modes update --quick \
   --json "$OUT/update.json"
+
+# every stage's device path: a task run of each task, the biLM's training, features and perplexity,
+# CoVe, on the CPU and on the GPU (fp32, bf16)
+step device_runs "$PY" -m benchmarks.gpu_device_runs --device cuda --json "$OUT/device_runs.json"
 
 # the embedder CLI on the GPU, on the released-format fixture
 printf 'The cat sat on the mat .\nPeter Blackburn\n' > "$OUT/sentences.txt"

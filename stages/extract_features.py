@@ -24,6 +24,7 @@ from elmo_repro.elmo.layer_source import feature_path
 from elmo_repro.io import InputError
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
+from elmo_repro.device import add_device_options, device_args
 from stages import stage_args, stage_parser
 
 SPLITS = ("train", "dev", "test")
@@ -34,7 +35,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = stage_parser(__doc__)
     parser.add_argument("--features", required=True, help="a key of params elmo_features.<job>: <task>-<biLM>")
     parser.add_argument("--job", default="main", help="the job whose features these are (main, analysis)")
-    known = stage_args(parser, argv)
+    known = stage_args(add_device_options(parser), argv)
+    device, precision = device_args(known, parser)
     params = load_params()
     entry = params["elmo_features"].get(known.job, {}).get(known.features)
     if entry is None:
@@ -45,14 +47,15 @@ def main(argv: list[str] | None = None) -> None:
     with stage_run(f"features@{known.features}", params, sections) as run:
         if entry["bilm"] == "cove":
             encoder, vectors = load_cove(entry["model"])
+            encoder.to(device)
 
             def write(path, sentences):
                 write_cove_features(path, encoder, vectors, sentences, cfg["batch_size"], cfg["dtype"])
         else:
-            model = load_bilm(entry["model"])
+            model = load_bilm(entry["model"]).to(device)
 
             def write(path, sentences):
-                write_features(path, model, sentences, cfg["batch_size"], cfg["dtype"])
+                write_features(path, model, sentences, cfg["batch_size"], cfg["dtype"], precision)
         for split in SPLITS:
             texts = read_texts(texts_path(entry["data"], split))
             references = count_references(entry["data"], split)

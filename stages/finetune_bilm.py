@@ -29,6 +29,7 @@ from elmo_repro.experiments.tasks import TASKS
 from elmo_repro.io import write_json
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
+from elmo_repro.device import add_device_options, device_args
 from stages import stage_args, stage_parser
 
 SECTIONS = ["bilm_source", "pretrain", "finetune", "perplexity"]
@@ -59,18 +60,19 @@ def task_text(task: str, data_dir: str | Path | None = None) -> tuple[list[list[
 def main(argv: list[str] | None = None) -> None:
     parser = stage_parser(__doc__)
     parser.add_argument("--task", required=True, choices=TASKS)
-    known = stage_args(parser, argv)
+    known = stage_args(add_device_options(parser, precision=False), argv)
+    device, _ = device_args(known, parser)    # its precision: pretrain.precision (updated by finetune)
     params, task = load_params(), known.task
     with stage_run(f"finetune@{task}", params, SECTIONS) as run:
         model, vocab, start, restored = load_start(params["bilm_source"]["path"], PRETRAINING_CHECKPOINT)
         text, dev_text, counts = task_text(task)
         batch = params["perplexity"]["batch_size"]
-        before = bilm_perplexity(model, vocab, dev_text, batch)
+        before = bilm_perplexity(model.to(device), vocab, dev_text, batch)
         cfg = pretrain_config({**params["pretrain"], **params["finetune"]})
         started = time.monotonic()
         tuned, summary = pretrain(model.config, cfg, text, vocab, Path("models/finetune_checkpoints") / task,
                                   log_metrics=lambda metrics, step: run.log_metrics(metrics, step=step),
-                                  start=start)
+                                  start=start, device=device)
         seconds = time.monotonic() - started
         after = bilm_perplexity(tuned, vocab, dev_text, batch)
         save_model(tuned, vocab, Path(finetuned_dir(task)))

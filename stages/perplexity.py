@@ -11,18 +11,20 @@ from elmo_repro.data.text import read_sentences
 from elmo_repro.io import write_json
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
-from stages import stage_args
+from elmo_repro.device import add_device_options, device_args
+from stages import stage_args, stage_parser
 
 SECTIONS = ["perplexity"]
 
 
 def main(argv: list[str] | None = None) -> None:
-    stage_args(__doc__, argv)
+    parser = add_device_options(stage_parser(__doc__))
+    device, precision = device_args(stage_args(parser, argv), parser)
     params = load_params()
     with stage_run("perplexity", params, SECTIONS) as run:
         model, vocab = load_model(Path("models/bilm"))
         heldout = read_sentences("data/lm/heldout.txt")
-        result = bilm_perplexity(model, vocab, heldout, params["perplexity"]["batch_size"])
+        result = bilm_perplexity(model.to(device), vocab, heldout, params["perplexity"]["batch_size"], precision)
         result.update({
             "unigram_perplexity": unigram_perplexity(vocab, heldout),
             "oov_rate": oov_rate(vocab, heldout),

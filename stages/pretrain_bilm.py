@@ -4,8 +4,8 @@ Reads data/lm/train.txt shard by shard (its index data/lm/train.shards.tsv) and 
 output) when a compatible checkpoint exists; writes models/bilm (weights.pt, options.json,
 vocab.txt, counts.tsv) and results/metrics/pretrain.json.
 
-Multi-GPU: ``torchrun --nproc-per-node 4 -m stages.pretrain_bilm --threads 8`` (see
-``elmo_repro.bilm.train``). Every rank trains; only rank 0 opens the MLflow run and writes the
+``--device cuda`` trains on a GPU; multi-GPU: ``torchrun --nproc-per-node 4 -m stages.pretrain_bilm
+--threads 8 --device cuda`` (one GPU per rank; see ``elmo_repro.bilm.train``). Every rank trains; only rank 0 opens the MLflow run and writes the
 model and metrics.
 """
 
@@ -19,20 +19,22 @@ from elmo_repro.data.vocabulary import Vocabulary
 from elmo_repro.io import write_json
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
-from stages import stage_args
+from elmo_repro.device import add_device_options, device_args
+from stages import stage_args, stage_parser
 
 SECTIONS = ["bilm", "pretrain"]
 TEXT = "data/lm/train.txt"
 
 
 def main(argv: list[str] | None = None) -> None:
-    stage_args(__doc__, argv)
+    parser = add_device_options(stage_parser(__doc__), precision=False)
+    device, _ = device_args(stage_args(parser, argv), parser)   # its precision: pretrain.precision
     params = load_params()
     if int(os.environ.get("RANK", "0")) != 0:   # torchrun: the other ranks train and write nothing
         vocab = Vocabulary.load("data/vocab/vocab.txt", "data/vocab/counts.tsv")
         pretrain(BiLMConfig.from_options(params["bilm"], n_tokens_vocab=len(vocab)),
                  pretrain_config(params["pretrain"]), ShardedText(TEXT), vocab,
-                 Path("models/bilm_checkpoints"))
+                 Path("models/bilm_checkpoints"), device=device)
         return
     with stage_run("pretrain_bilm", params, SECTIONS) as run:
         vocab = Vocabulary.load("data/vocab/vocab.txt", "data/vocab/counts.tsv")
@@ -41,7 +43,8 @@ def main(argv: list[str] | None = None) -> None:
         cfg = pretrain_config(params["pretrain"])
         model, summary = pretrain(config, cfg, ShardedText(TEXT), vocab,
                                   Path("models/bilm_checkpoints"),
-                                  log_metrics=lambda metrics, step: run.log_metrics(metrics, step=step))
+                                  log_metrics=lambda metrics, step: run.log_metrics(metrics, step=step),
+                                  device=device)
         save_model(model, vocab, Path("models/bilm"))
         n_params = sum(p.numel() for p in model.parameters())
         n_softmax = sum(p.numel() for p in model.softmax.parameters())

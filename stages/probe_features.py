@@ -18,6 +18,7 @@ from elmo_repro.params import load_params
 from elmo_repro.probes.corpora import (FEATURES_DIR, pos_split, pos_trees, pos_words, probe_source, ptb_feature_path,
                                        wsd_datasets, wsd_feature_path)
 from elmo_repro.tracking import stage_run
+from elmo_repro.device import add_device_options, device_args
 from stages import stage_args, stage_parser
 
 SECTIONS = ["data", "features", "probes.sources.${key}", "probes.wsd", "probes.pos.treebank", "probes.pos.split"]
@@ -26,7 +27,8 @@ SECTIONS = ["data", "features", "probes.sources.${key}", "probes.wsd", "probes.p
 def main(argv: list[str] | None = None) -> None:
     parser = stage_parser(__doc__)
     parser.add_argument("--source", required=True, help="a key of params probes.sources (bilm or cove)")
-    known = stage_args(parser, argv)
+    known = stage_args(add_device_options(parser), argv)
+    device, precision = device_args(known, parser)
     params = load_params()
     entry = probe_source(params, known.source)
     cfg = params["features"]
@@ -34,14 +36,15 @@ def main(argv: list[str] | None = None) -> None:
     with stage_run(f"probe_features@{known.source}", params, sections) as run:
         if known.source == "cove":
             encoder, vectors = load_cove(entry["model"])
+            encoder.to(device)
 
             def write(path, sentences):
                 write_cove_features(path, encoder, vectors, sentences, cfg["batch_size"], cfg["dtype"])
         else:
-            model = load_bilm(entry["model"])
+            model = load_bilm(entry["model"]).to(device)
 
             def write(path, sentences):
-                write_features(path, model, sentences, cfg["batch_size"], cfg["dtype"])
+                write_features(path, model, sentences, cfg["batch_size"], cfg["dtype"], precision)
         corpora = {f"wsd_{name}": (wsd_feature_path(known.source, name), dataset.sentences)
                    for part in ("train", "test") for name, dataset in wsd_datasets(params, part).items()}
         trees = pos_trees(params)

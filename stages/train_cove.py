@@ -22,11 +22,12 @@ from elmo_repro.cove.model import CoVeConfig
 from elmo_repro.cove.train import CoVeTrainConfig, SourceVectors, train_cove
 from elmo_repro.data.examples import read_examples
 from elmo_repro.data.multi30k import Pair
+from elmo_repro.device import add_device_options, device_args
 from elmo_repro.io import atomic_open, atomic_path, write_json
 from elmo_repro.params import load_params
 from elmo_repro.tracking import stage_run
 from elmo_repro.vectors import load_text_vectors
-from stages import stage_args
+from stages import stage_args, stage_parser
 
 SECTIONS = ["cove.vectors", "cove.standardize_vectors", "cove.model", "cove.trainer"]
 MODEL_DIR, CHECKPOINT = Path("models/cove"), Path("models/cove_checkpoints/checkpoint.pt")
@@ -39,7 +40,8 @@ def read_split(split: str) -> list[Pair]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    stage_args(__doc__, argv)
+    parser = add_device_options(stage_parser(__doc__), precision=False)
+    device, _ = device_args(stage_args(parser, argv), parser)
     params = load_params()
     cfg = params["cove"]
     with stage_run("train_cove", params, SECTIONS) as run:
@@ -50,10 +52,12 @@ def main(argv: list[str] | None = None) -> None:
         model, target_words, result = train_cove(
             read_split("train"), read_split("val"), read_split("test"), vectors, model_config, train_config,
             CHECKPOINT, log=lambda message: log(f"[train_cove] {message}"),
-            log_metrics=lambda metrics, step: run.log_metrics(metrics, step=step))
+            log_metrics=lambda metrics, step: run.log_metrics(metrics, step=step), device=device)
         MODEL_DIR.mkdir(parents=True, exist_ok=True)
-        with atomic_path(MODEL_DIR / "weights.pt") as tmp:
-            torch.save(model.state_dict(), tmp)
+        # through a handle, on the CPU: equal weights give equal bytes (a path would name the zip
+        # records after the temporary file; see bilm.checkpoint.save_reproducibly)
+        with atomic_path(MODEL_DIR / "weights.pt") as tmp, open(tmp, "wb") as handle:
+            torch.save({name: tensor.cpu() for name, tensor in model.state_dict().items()}, handle)
         write_json(MODEL_DIR / "config.json", {"model": asdict(model_config), "trainer": asdict(train_config),
                                                "n_target": len(target_words)})
         for name, items in (("target_vocab.txt", target_words), ("source_words.txt", words),

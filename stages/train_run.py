@@ -13,7 +13,8 @@ lazily); trains through the one trainer (``elmo_repro.training.trainer``) and wr
 * ``predictions.json`` dev and test predictions (labels only, never text)
 * ``model.pt``       the selected weights
 
-The MLflow run (tag ``run_id`` = ID) holds the per-epoch metrics and the timings; nothing random
+``--device`` and ``--precision`` (from the profile's ``compute`` section; ``elmo_repro.device``) say
+where it trains. The MLflow run (tag ``run_id`` = ID) holds the per-epoch metrics and the timings; nothing random
 (an MLflow id, a duration) is written to the DVC-tracked outputs.
 """
 
@@ -24,6 +25,7 @@ import io
 from pathlib import Path
 
 from elmo_repro.console import log
+from elmo_repro.device import add_device_options, device_args
 from elmo_repro.elmo.layer_source import cached_example_layers
 from elmo_repro.experiments.specs import RUNS_DIRS, RunSpec, find_run as find_in_runs
 from elmo_repro.io import InputError, atomic_open, atomic_path, write_json
@@ -70,7 +72,8 @@ def write_run(out: Path, spec: RunSpec, result) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = stage_parser(__doc__)
     parser.add_argument("--run", required=True, help="run id, a key of runs.<family> in params.yaml")
-    known = stage_args(parser, argv)
+    known = stage_args(add_device_options(parser), argv)
+    device, precision = device_args(known, parser)
     params = load_params()
     job, family, spec = find_run(params, known.run)
     task = get_task(spec.task)
@@ -85,7 +88,8 @@ def main(argv: list[str] | None = None) -> None:
             layers = {split: cached_example_layers(task.features_dir / spec.elmo.bilm, split, data[split],
                                                    task.fields) for split in SPLITS}
         result = train_run(task, spec, params["tasks"][spec.task], data, load_text_vectors(params["tasks"][spec.task]["vectors"]), layers,
-                           log_metrics=lambda m, step: run.log_metrics(m, step=step))
+                           log_metrics=lambda m, step: run.log_metrics(m, step=step), device=device,
+                           precision=precision)
         write_run(Path(RUNS_DIRS[job]) / spec.id, spec, result)
         run.log_metrics({**{k: v for k, v in result.metrics.items()},
                          "train_seconds": sum(result.seconds)})

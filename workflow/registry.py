@@ -77,9 +77,13 @@ class Stage:
     # Cluster resources for Snakemake (gpu, mem_mb, runtime, slurm_partition): the profile's
     # compute.resources (:func:`stage_resources`), set by concrete(); DVC ignores them
     resources: dict[str, Any] = field(default_factory=dict)
-    # computes on the profile's accelerator: may request GPUs (compute.resources.<stage>.gpu). Only
-    # pretraining has a device path today (torchrun; issue 28 §2b gives the other stages theirs)
+    # has a device path (``--device``; elmo_repro.device): may request GPUs
+    # (compute.resources.<stage>.gpu), and then computes on one
     device: bool = False
+    # also takes ``--precision`` (compute.precision.<stage>); the biLM's training stages take
+    # pretrain.precision instead, part of the training configuration
+    precision: bool = False
+    compute_args: str = ""   # --device/--precision from the profile's compute section, set by concrete()
     launcher: str = "python"   # runs `-m stages.<module>`: compute.launcher.<stage> (e.g. torchrun), set by concrete()
     job: str = "main"   # main: dvc.yaml (`dvc repro`); analysis: analysis/dvc.yaml (JOB_FILES)
     always_changed: bool = False  # DVC runs it on every repro (a check of what lies outside the DAG)
@@ -98,7 +102,8 @@ class Stage:
 
     @property
     def cmd(self) -> str:
-        return f"{self.launcher} -m stages.{self.module} --threads {self.threads}" + (f" {self.args}" if self.args else "")
+        extra = " ".join(part for part in (self.args, self.compute_args) if part)
+        return f"{self.launcher} -m stages.{self.module} --threads {self.threads}" + (f" {extra}" if extra else "")
 
     @property
     def code_deps(self) -> list[str]:
@@ -150,6 +155,8 @@ def run_family(task: str, with_elmo: bool, job: str) -> Stage:
         metrics=[f"{out}/metrics.json"],
         plots=[f"{out}/history.csv"],
         task=task,
+        device=True,
+        precision=True,
     )
 
 
@@ -175,6 +182,8 @@ def features_stage(job: str) -> Stage:
         deps=["${item.model}", "${item.data}"],
         params=["features", f"elmo_features.{job}.${{key}}"],
         outs=["${item.out}"],
+        device=True,
+        precision=True,
     )
 
 
@@ -195,6 +204,7 @@ def finetune_stage(job: str) -> Stage:
         persist=["models/finetune_checkpoints/${key}"],
         metrics=["results/metrics/finetune/${key}.json"],
         pretraining=True,
+        device=True,
     )
 
 
@@ -241,6 +251,7 @@ COVE_STAGES = [
         persist=["models/cove_checkpoints"],
         committed=["results/cove"],
         metrics=["results/metrics/cove.json"],
+        device=True,
     ),
     # the test translations scored as published Multi30k scores are (tokenized, lower-cased), apart
     # from training so a scoring convention never retrains the model
@@ -264,6 +275,8 @@ PROBE_STAGES = [
         deps=["${item.model}", WSD_DATA, TREEBANK],
         params=["data", "features", "probes.sources.${key}", "probes.wsd", "probes.pos.treebank", "probes.pos.split"],
         outs=[PROBE_FEATURES],
+        device=True,
+        precision=True,
     ),
     Stage(
         name="probe_wsd",
@@ -391,12 +404,45 @@ def concrete(stage: Stage, params: dict) -> Stage:
     deps = [dep for dep in stage.deps if dep not in gone and dep not in chosen] + chosen
     extra = [name for name in stage.optional_params if lookup(params, name) is not None]
     launcher = ((params.get("compute") or {}).get("launcher") or {}).get(stage.name.split("@")[0], "python")
+    resources = stage_resources(stage, params)
     return replace(stage, deps=[*deps, *run_folders(stage.run_tables, params)], run_tables=(), param_deps=None,
                    params=[*stage.params, *extra], optional_params=(), launcher=launcher,
-                   resources=stage_resources(stage, params))
+                   resources=resources, compute_args=compute_args(stage, params, resources))
 
 
 DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 60}   # without a compute section (hand-made params)
+
+
+def _compute_key(stage: Stage, table: dict) -> str:
+    """The entry of a ``compute`` table that applies to ``stage``: its (family's) name, else its
+    module (``train_run``: every task run; ``table``: every view), else ``default``."""
+    name = stage.name.split("@")[0]
+    return name if name in table else stage.module if stage.module in table else "default"
+
+
+def compute_args(stage: Stage, params: dict, resources: dict[str, Any]) -> str:
+    """The stage's ``--device`` and ``--precision`` under ``params``: ``--device cuda`` exactly when
+    its resources hold a GPU (so a stage computes on the GPU it is given, and only then), and
+    ``--precision`` from ``compute.precision`` when it is not fp32. Empty for a CPU stage in fp32:
+    the tiny profile's commands are those of the code before devices.
+
+    Raises:
+        ValueError: a precision for a stage without ``--precision``, or bf16 without a GPU (naming
+            the key path).
+    """
+    table = (params.get("compute") or {}).get("precision") or {}
+    key = _compute_key(stage, table)
+    precision = table.get(key, "fp32")
+    args = ["--device cuda"] if resources.get("gpu") else []
+    if precision != "fp32":
+        if not stage.precision:
+            name = stage.name.split("@")[0]
+            raise ValueError(f"compute.precision.{key}: stage {name} takes no --precision"
+                             + (" (the biLM trains in pretrain.precision)" if name in ("pretrain_bilm", "finetune") else ""))
+        if not resources.get("gpu"):
+            raise ValueError(f"compute.precision.{key}: {precision} needs a GPU (compute.resources.{key}.gpu)")
+        args.append(f"--precision {precision}")
+    return " ".join(args)
 
 
 def stage_resources(stage: Stage, params: dict) -> dict[str, Any]:
@@ -411,7 +457,7 @@ def stage_resources(stage: Stage, params: dict) -> dict[str, Any]:
     compute = params.get("compute") or {}
     table = compute.get("resources") or {}
     name = stage.name.split("@")[0]
-    key = name if name in table else stage.module if stage.module in table else "default"
+    key = _compute_key(stage, table)
     chosen = {**DEFAULT_RESOURCES, **table.get("default", {}), **table.get(key, {})}
     if chosen.get("gpu") and not stage.device:
         raise ValueError(f"compute.resources.{key}.gpu: stage {name} computes on the CPU (no device path): "
@@ -542,6 +588,8 @@ STAGES: list[Stage] = [
         params=["perplexity"],
         metrics=["results/metrics/perplexity.json"],
         pretraining=True,
+        device=True,
+        precision=True,
     ),
     Stage(
         name="word_vectors",

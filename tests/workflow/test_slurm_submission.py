@@ -148,8 +148,11 @@ def test_each_job_is_submitted_with_its_profiles_resources(tmp_path, name):
         assert max(int(_option(c["args"], "--mem")) for c in calls) <= 4000
         assert max(int(_option(c["args"], "-t")) for c in calls) <= 60
     else:
-        # only pretraining computes on GPUs today, under its launcher: 3 GPUs, the paper's 3 x 128 batch
-        assert gpus == {"pretrain_bilm"} and stages["pretrain_bilm"].resources["gpu"] == 3
+        # every stage with a device path, and only those, holds a GPU and computes on it; pretraining
+        # runs under its launcher on 3 GPUs, the paper's 3 x 128 batch
+        assert gpus == {n for n, s in stages.items() if s.device} and "features@ner-base" in gpus
+        assert all(stages[n].cmd.endswith("--device cuda") for n in gpus)
+        assert stages["pretrain_bilm"].resources["gpu"] == 3
         assert stages["pretrain_bilm"].cmd.startswith("torchrun --standalone --nproc-per-node 3 -m stages.pretrain_bilm")
         assert _option(next(c["args"] for c in calls if c["rule"] == "pretrain_bilm"), "--mem") == "32000"
 

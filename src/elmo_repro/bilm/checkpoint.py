@@ -67,9 +67,13 @@ def save_reproducibly(obj: Any, path: Path) -> None:
 
 
 def save_model(model: BiLM, vocab: Vocabulary, out_dir: Path) -> None:
-    """Write ``weights.pt`` (state dict), ``options.json`` (bilm-tf layout) and ``vocab.txt``."""
+    """Write ``weights.pt`` (the state dict, on the CPU wherever the model is), ``options.json``
+    (bilm-tf layout) and ``vocab.txt``."""
     out_dir = Path(out_dir)
-    save_reproducibly(model.state_dict(), out_dir / "weights.pt")
+    state = model.state_dict()
+    if any(tensor.device.type != "cpu" for tensor in state.values()):
+        state = type(state)((name, tensor.cpu()) for name, tensor in state.items())
+    save_reproducibly(state, out_dir / "weights.pt")
     write_json(out_dir / "options.json", model.config.to_options())
     vocab.save(out_dir / "vocab.txt", out_dir / "counts.tsv")
 

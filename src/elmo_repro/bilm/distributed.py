@@ -27,11 +27,26 @@ class RankContext:
     owns_group: bool = False    # True: pretrain() created the process group and destroys it
 
     @classmethod
-    def setup(cls) -> "RankContext":
-        """Read the torchrun environment; join the process group when WORLD_SIZE > 1."""
+    def setup(cls, device: torch.device | None = None) -> "RankContext":
+        """Read the torchrun environment; join the process group when WORLD_SIZE > 1.
+
+        Args:
+            device: where to compute (the stage's ``--device``): ``cpu``, or ``cuda``, which
+                under torchrun is ``cuda:$LOCAL_RANK`` (one GPU per rank) and otherwise the
+                device given (``cuda`` = ``cuda:0``). None: CUDA exactly under torchrun with a
+                GPU, else the CPU.
+        """
         local_rank = os.environ.get("LOCAL_RANK")
-        cuda = local_rank is not None and torch.cuda.is_available()
-        device = torch.device("cuda", int(local_rank)) if cuda else torch.device("cpu")
+        if device is None:
+            cuda = local_rank is not None and torch.cuda.is_available()
+        else:
+            cuda = device.type == "cuda"
+        if not cuda:
+            device = torch.device("cpu")
+        elif local_rank is not None:
+            device = torch.device("cuda", int(local_rank))
+        else:
+            device = torch.device("cuda", device.index if device is not None and device.index is not None else 0)
         if cuda:
             torch.cuda.set_device(device)
             # cuBLAS is only deterministic with a fixed workspace (use_deterministic_algorithms)

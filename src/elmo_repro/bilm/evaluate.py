@@ -16,13 +16,16 @@ import torch
 from ..checks import check_batch, check_count
 from ..data.character_ids import char_ids_of
 from ..data.vocabulary import Vocabulary
+from ..device import autocast
 from .model import BiLM
 
 
 @torch.no_grad()
-def bilm_perplexity(model: BiLM, vocab: Vocabulary, sentences: list[list[str]], batch_size: int = 64
-                    ) -> dict[str, float]:
-    """Forward, backward and average perplexity plus the mean NLLs (nats per target).
+def bilm_perplexity(model: BiLM, vocab: Vocabulary, sentences: list[list[str]], batch_size: int = 64,
+                    precision: str = "fp32") -> dict[str, float]:
+    """Forward, backward and average perplexity plus the mean NLLs (nats per target), computed on
+    the model's device (``precision`` ``bf16``: the biLM's layers under bf16 autocast on CUDA; the
+    full softmax in fp32).
 
     Raises:
         ValueError: the model has no softmax (e.g. released weights without it), no sentences, or
@@ -40,13 +43,16 @@ def bilm_perplexity(model: BiLM, vocab: Vocabulary, sentences: list[list[str]], 
     totals = {"forward": 0.0, "backward": 0.0}
     n_targets = 0
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))  # less padding
+    device = model.token_embedder.char_embed.weight.device
     for start in range(0, len(order), batch_size):
         batch = [sentences[i] for i in order[start:start + batch_size]]
-        char_ids = torch.from_numpy(char_ids_of(batch))                 # (B, T+2, 50)
-        top = model.layers(char_ids)[:, -1]                                   # (B, T+2, 2P)
+        char_ids = torch.from_numpy(char_ids_of(batch)).to(device)      # (B, T+2, 50)
+        with autocast(device, precision):
+            top = model.layers(char_ids)[:, -1]                               # (B, T+2, 2P)
+        top = top.float()
         for b, sentence in enumerate(batch):
             n = len(sentence)
-            ids = torch.tensor([vocab.bos, *vocab.ids(sentence), vocab.eos])   # (n+2,)
+            ids = torch.tensor([vocab.bos, *vocab.ids(sentence), vocab.eos], device=device)   # (n+2,)
             fwd = model.softmax.full_nll(top[b, :n + 1, :p], ids[1:])          # predicts w1..</S>
             bwd = model.softmax.full_nll(top[b, 1:n + 2, p:], ids[:-1])        # predicts <S>..wn
             totals["forward"] += float(fwd.sum())

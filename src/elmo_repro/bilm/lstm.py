@@ -61,8 +61,9 @@ class LstmCellWithProjection(nn.Module):
         [i, f, o, j] and ``forget_bias`` added to the f columns of the bias. Differentiable: the
         gradients reach the stored parameters."""
         c = self.cell_dim
-        order = torch.cat([torch.arange(0, c), torch.arange(2 * c, 4 * c), torch.arange(c, 2 * c)])
-        order = order.to(self.bias.device)
+        device = self.bias.device
+        order = torch.cat([torch.arange(0, c, device=device), torch.arange(2 * c, 4 * c, device=device),
+                           torch.arange(c, 2 * c, device=device)])
         bias = self.bias.index_select(0, order)
         bias = torch.cat([bias[:c], bias[c:2 * c] + self.forget_bias, bias[2 * c:]])
         return self.input_weight.index_select(1, order), self.state_weight.index_select(1, order), bias

@@ -41,14 +41,16 @@ def log_uniform_probs(vocab_size: int) -> torch.Tensor:
 def sample_log_uniform(vocab_size: int, n_samples: int, generator: torch.Generator | None = None
                        ) -> tuple[torch.Tensor, int]:
     """Draw ``n_samples`` distinct ids with replacement-and-rejection, as TensorFlow's unique
-    log-uniform sampler. Returns the ids (n_samples,) and the number of draws it took."""
+    log-uniform sampler. Returns the ids (n_samples,), on the generator's device (the CPU's
+    generator: the same draws wherever the model is), and the number of draws it took."""
     if n_samples > vocab_size:
         raise ValueError(f"cannot draw {n_samples} distinct negatives from {vocab_size} classes")
     seen: dict[int, None] = {}
     tries = 0
     log_range = math.log(vocab_size + 1)
+    device = generator.device if generator is not None else torch.device("cpu")
     while len(seen) < n_samples:
-        u = torch.rand(max(2 * (n_samples - len(seen)), 64), generator=generator, dtype=torch.float64)
+        u = torch.rand(max(2 * (n_samples - len(seen)), 64), generator=generator, dtype=torch.float64, device=device)
         draws = (torch.exp(u * log_range).floor().long() - 1).clamp_(0, vocab_size - 1).tolist()
         for d in draws:
             tries += 1
@@ -56,7 +58,7 @@ def sample_log_uniform(vocab_size: int, n_samples: int, generator: torch.Generat
                 seen[d] = None
                 if len(seen) == n_samples:
                     break
-    return torch.tensor(list(seen), dtype=torch.long), tries
+    return torch.tensor(list(seen), dtype=torch.long, device=device), tries
 
 
 class SoftmaxLayer(nn.Module):

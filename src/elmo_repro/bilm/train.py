@@ -80,6 +80,7 @@ from ..data.lm_batches import InMemoryText, LMStream, TypeTable
 from ..data.lm_shards import ShardedText
 from ..data.prefetch import Prefetcher
 from ..data.vocabulary import Vocabulary
+from ..device import on_cpu
 from ..experiments.pretraining import PretrainSection
 from ..fingerprint import NOT_OUTPUT_MODULES, code_fingerprint, local_imports
 from .checkpoint import CHECKPOINT, load_model, save_checkpoint, save_model  # noqa: F401  (the training API)
@@ -184,7 +185,7 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
              vocab: Vocabulary, checkpoint_dir: Path,
              log_metrics: Callable[[dict[str, float], int], None] | None = None,
              stop_after: int | None = None, start: StartFrom | None = None,
-             sparse_softmax_update: bool = True) -> tuple[BiLM, dict[str, float]]:
+             sparse_softmax_update: bool = True, device: torch.device | None = None) -> tuple[BiLM, dict[str, float]]:
     """Train a biLM on tokenized sentences (data-parallel under torchrun: see the module docstring).
 
     Args:
@@ -206,6 +207,9 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
             bilm-tf; see the module docstring); False: the dense (V, D) gradient and Adagrad step
             of every row (the same arithmetic; kept as the reference the tests and the benchmark
             compare with). Not part of the run's identity: a checkpoint resumes with either.
+        device: where to train (the stage's ``--device``; see
+            :meth:`~elmo_repro.bilm.distributed.RankContext.setup`): ``cpu``, or ``cuda`` (under
+            torchrun each rank's own GPU). None: CUDA exactly under torchrun with a GPU.
 
     Returns:
         The trained model (the same weights on every rank) and summary statistics
@@ -227,7 +231,7 @@ def pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[list
     # Multi-threaded CPU backward of the indexed token lookup accumulates in a run-dependent order;
     # deterministic kernels make the same seed give bit-identical weights across processes.
     previous = torch.are_deterministic_algorithms_enabled()
-    ctx = RankContext.setup()
+    ctx = RankContext.setup(device)
     try:
         if cfg.precision == "bf16" and ctx.device.type != "cuda":
             raise ValueError("pretrain.precision 'bf16' needs a CUDA device (bf16 autocast is GPU-only here); "
@@ -248,19 +252,21 @@ def _pretrain(model_config: BiLMConfig, cfg: PretrainConfig, sentences: list[lis
     rank, world, device = ctx.rank, ctx.world_size, ctx.device
     say = log if rank == 0 else (lambda message: None)
     torch.manual_seed(cfg.seed)
-    model = BiLM(model_config)
-    if cfg.softmax_bias_init == "unigram":
-        init_unigram_bias(model, vocab)
-    elif cfg.softmax_bias_init != "zeros":
-        raise ValueError(f"softmax_bias_init must be 'zeros' or 'unigram', got {cfg.softmax_bias_init!r}")
+    with on_cpu():                        # the seed's weights on any device, then moved there
+        model = BiLM(model_config)
+        if cfg.softmax_bias_init == "unigram":
+            init_unigram_bias(model, vocab)
+        elif cfg.softmax_bias_init != "zeros":
+            raise ValueError(f"softmax_bias_init must be 'zeros' or 'unigram', got {cfg.softmax_bias_init!r}")
     model.to(device)
     if world > 1:
         for p in model.parameters():      # the same seed already gives the same weights; as DDP,
             dist.broadcast(p.data, src=0)  # make rank 0's authoritative anyway
         # dropout masks: one generator per rank (CPU and CUDA), seeded from (seed, rank)
         torch.manual_seed(int(np.random.SeedSequence([cfg.seed, rank]).generate_state(1)[0]))
-    optimizer = torch.optim.Adagrad(model.parameters(), lr=cfg.learning_rate,
-                                    initial_accumulator_value=cfg.initial_accumulator)
+    with on_cpu():                        # Adagrad keeps its step counts on the default device
+        optimizer = torch.optim.Adagrad(model.parameters(), lr=cfg.learning_rate,
+                                        initial_accumulator_value=cfg.initial_accumulator)
     if start is not None:
         _load_start(model, optimizer, start, cfg)
     # the negatives' generator is seeded alike on every rank and drawn from identically: all ranks

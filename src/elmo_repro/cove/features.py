@@ -54,8 +54,8 @@ def load_cove(directory: str | Path) -> tuple[MTLSTM, SourceVectors]:
 def cove_layers(encoder: MTLSTM, vectors: SourceVectors, sentences: list[list[str]], batch_size: int = 64
                 ) -> Iterator[tuple[int, np.ndarray]]:
     """Yield ``(index, layers)``, layers ``(2, n_tokens, 2 * hidden)`` float32, in length-bucketed
-    order. Each sentence is encoded on its own (padding is packed away), so its vectors do not depend
-    on its batch.
+    order, computed on the encoder's device. Each sentence is encoded on its own (padding is packed
+    away), so its vectors do not depend on its batch.
 
     Raises:
         TypeError: not a list of token lists; ValueError: an empty sentence or ``batch_size`` < 1.
@@ -66,11 +66,12 @@ def cove_layers(encoder: MTLSTM, vectors: SourceVectors, sentences: list[list[st
         raise ValueError(f"sentence {next(i for i, s in enumerate(sentences) if not s)} is empty")
     encoder.eval()
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+    device = next(encoder.parameters()).device
     for start in range(0, len(order), batch_size):
         idx = order[start:start + batch_size]
         ids, lengths = pad([vectors.ids(sentences[i]) for i in idx])
-        outputs, _ = encoder.layers(ids, lengths)
-        stacked = torch.stack(outputs, 1)                                   # (B, 2, T, 2H)
+        outputs, _ = encoder.layers(ids.to(device), lengths)               # lengths stay on the CPU (packing)
+        stacked = torch.stack(outputs, 1).cpu()                             # (B, 2, T, 2H)
         for b, i in enumerate(idx):
             yield i, stacked[b, :, :len(sentences[i])].numpy()
 

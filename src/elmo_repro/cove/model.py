@@ -176,17 +176,17 @@ class CoVeTranslator(nn.Module):
         batch = source.shape[0]
         state, context_state = self.decoder.initial_state(finals, batch)
         previous = torch.full((batch,), BOS_ID, dtype=torch.long, device=source.device)
-        outputs, done = [[] for _ in range(batch)], torch.zeros(batch, dtype=torch.bool)
+        outputs, done = [[] for _ in range(batch)], [False] * batch
         for _ in range(max_length):
             state, context_state, _ = self.decoder.step(previous, state, context_state, memory, mask)
             previous = self.decoder.log_probs(context_state).argmax(-1)
-            for i in range(batch):
+            for i, word in enumerate(previous.tolist()):     # one copy to the host per step
                 if not done[i]:
-                    if previous[i] == EOS_ID:
+                    if word == EOS_ID:
                         done[i] = True
                     else:
-                        outputs[i].append(int(previous[i]))
-            if done.all():
+                        outputs[i].append(word)
+            if all(done):
                 break
         return outputs
 
@@ -199,17 +199,18 @@ class CoVeTranslator(nn.Module):
         Returns:
             the target ids without ``<s>`` and ``</s>``.
         """
-        memory, mask, finals = self.encode(source, torch.tensor([length]))
+        device = source.device
+        memory, mask, finals = self.encode(source, torch.tensor([length], device=device))
         state, context_state = self.decoder.initial_state(finals, 1)
         hypotheses = [([], 0.0)]
         finished: list[tuple[list[int], float]] = []
-        previous = torch.tensor([BOS_ID])
+        previous = torch.tensor([BOS_ID], device=device)
         for _ in range(max_length):
             k = len(hypotheses)
             state, context_state, _ = self.decoder.step(
                 previous, state, context_state, memory.expand(k, -1, -1), mask.expand(k, -1))
             log_probs = self.decoder.log_probs(context_state)
-            totals = torch.tensor([score for _, score in hypotheses])[:, None] + log_probs
+            totals = torch.tensor([score for _, score in hypotheses], device=device)[:, None] + log_probs
             # the best 2k candidates: an end among the first k finishes a hypothesis, and the
             # first k that do not end stay alive (so the beam stays k wide; fairseq's rule)
             best = totals.flatten().topk(min(2 * beam_size, totals.numel()))
@@ -224,8 +225,9 @@ class CoVeTranslator(nn.Module):
                     keep.append(row)
             if not alive or (finished and max(s for _, s in finished) >= alive[0][1]):
                 break
-            index = torch.tensor(keep)
+            index = torch.tensor(keep, device=device)
             state = [(h[index], c[index]) for h, c in state]
-            context_state, previous, hypotheses = context_state[index], torch.tensor([h[-1] for h, _ in alive]), alive
+            previous = torch.tensor([h[-1] for h, _ in alive], device=device)
+            context_state, hypotheses = context_state[index], alive
         pool = finished or hypotheses
         return max(pool, key=lambda item: item[1])[0]

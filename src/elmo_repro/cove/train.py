@@ -35,6 +35,7 @@ import torch
 from ..checks import check_count
 from ..fingerprint import NOT_OUTPUT_MODULES, code_fingerprint, local_imports
 from ..data.multi30k import BOS, EOS, PAD, UNK, Pair, build_vocabulary
+from ..device import on_cpu
 from ..io import atomic_path
 from .bleu import corpus_bleu, detokenize
 from .model import BOS_ID, EOS_ID, PAD_ID, UNK_ID, CoVeConfig, CoVeTranslator
@@ -86,11 +87,11 @@ class SourceVectors:
 
 
 def pad(rows: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(batch, max length)`` int64 padded with 0, and the ``(batch,)`` lengths."""
-    lengths = torch.tensor([len(r) for r in rows])
-    out = torch.zeros(len(rows), int(lengths.max()), dtype=torch.long)
+    """``(batch, max length)`` int64 padded with 0, and the ``(batch,)`` lengths, on the CPU."""
+    lengths = torch.tensor([len(r) for r in rows], device="cpu")
+    out = torch.zeros(len(rows), int(lengths.max()), dtype=torch.long, device="cpu")
     for i, r in enumerate(rows):
-        out[i, :len(r)] = torch.tensor(r, dtype=torch.long)
+        out[i, :len(r)] = torch.tensor(r, dtype=torch.long, device="cpu")
     return out, lengths
 
 
@@ -105,8 +106,10 @@ class CoVeResult:
 
 def translate(model: CoVeTranslator, sources: Sequence[Sequence[int]], target_words: Sequence[str],
               max_length: int, beam_size: int = 1, batch_size: int = 64) -> list[str]:
-    """Detokenized translations, in input order (greedy in batches for ``beam_size`` 1)."""
+    """Detokenized translations, in input order (greedy in batches for ``beam_size`` 1), computed
+    on the model's device."""
     model.eval()
+    device = next(model.parameters()).device
     out: list[list[int]] = []
     if beam_size == 1:
         order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
@@ -114,11 +117,11 @@ def translate(model: CoVeTranslator, sources: Sequence[Sequence[int]], target_wo
         for start in range(0, len(order), batch_size):
             chunk = order[start:start + batch_size]
             source, lengths = pad([sources[i] for i in chunk])
-            for i, ids in zip(chunk, model.greedy(source, lengths, max_length)):
+            for i, ids in zip(chunk, model.greedy(source.to(device), lengths.to(device), max_length)):
                 by_index[i] = ids
         out = [by_index[i] for i in range(len(sources))]
     else:
-        out = [model.beam(torch.tensor([list(s)]), len(s), beam_size, max_length) for s in sources]
+        out = [model.beam(torch.tensor([list(s)], device=device), len(s), beam_size, max_length) for s in sources]
     return [detokenize([target_words[i] for i in ids]) for ids in out]
 
 
@@ -142,9 +145,11 @@ def _fingerprint(model_config: CoVeConfig, config: CoVeTrainConfig, train: Seque
 def train_cove(train: Sequence[Pair], val: Sequence[Pair], test: Sequence[Pair], vectors: SourceVectors,
                model_config: CoVeConfig, config: CoVeTrainConfig, checkpoint: str | Path | None = None,
                log: Callable[[str], None] = print,
-               log_metrics: Callable[[dict, int], None] = lambda metrics, step: None
+               log_metrics: Callable[[dict, int], None] = lambda metrics, step: None,
+               device: torch.device = torch.device("cpu")
                ) -> tuple[CoVeTranslator, list[str], CoVeResult]:
-    """Train on ``train``, select the epoch by ``val`` BLEU, score ``test`` once.
+    """Train on ``train``, select the epoch by ``val`` BLEU, score ``test`` once. The model is built
+    on the CPU (the seed's weights on any device) and trained on ``device``.
 
     Returns:
         ``(model with the selected weights, target vocabulary, result)``; the metrics hold
@@ -167,7 +172,10 @@ def train_cove(train: Sequence[Pair], val: Sequence[Pair], test: Sequence[Pair],
     train_target = [target_ids(p.target) for p in train]
     val_source = [vectors.ids(p.source) for p in val]
     torch.manual_seed(config.seed)
-    model = CoVeTranslator(vectors.matrix, len(target_words), model_config)
+    with on_cpu():
+        model = CoVeTranslator(vectors.matrix, len(target_words), model_config)
+    model.to(device)
+    cuda = device.type == "cuda"
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=config.lr)
     rng = np.random.default_rng(config.seed)
     history: list[dict[str, float]] = []
@@ -192,6 +200,8 @@ def train_cove(train: Sequence[Pair], val: Sequence[Pair], test: Sequence[Pair],
         optimizer.load_state_dict(saved["optimizer"])
         rng.bit_generator.state = saved["numpy"]
         torch.set_rng_state(saved["torch"])
+        if cuda and saved.get("cuda") is not None:
+            torch.cuda.set_rng_state(saved["cuda"], device)
         history, best, first_epoch = saved["history"], saved["best"], saved["epoch"] + 1
         log(f"resumed after epoch {saved['epoch']}")
     for epoch in range(first_epoch, config.epochs + 1):
@@ -205,6 +215,7 @@ def train_cove(train: Sequence[Pair], val: Sequence[Pair], test: Sequence[Pair],
             rows = batches[b]
             source, lengths = pad([train_source[i] for i in rows])
             target, _ = pad([train_target[i] for i in rows])
+            source, lengths, target = source.to(device), lengths.to(device), target.to(device)
             losses = model(source, lengths, target)
             n = int((target[:, 1:] != PAD_ID).sum())
             loss = losses.sum() / n
@@ -213,7 +224,8 @@ def train_cove(train: Sequence[Pair], val: Sequence[Pair], test: Sequence[Pair],
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-            optimizer.step()
+            with on_cpu():                 # Adam keeps its step counts on the default device
+                optimizer.step()
             total, tokens = total + float(losses.detach().sum()), tokens + n
         seconds = time.monotonic() - start
         hypotheses = translate(model, val_source, target_words, config.max_length)
@@ -228,6 +240,7 @@ def train_cove(train: Sequence[Pair], val: Sequence[Pair], test: Sequence[Pair],
             with atomic_path(checkpoint) as tmp:
                 torch.save({"model": learned_state(), "optimizer": optimizer.state_dict(),
                             "numpy": rng.bit_generator.state, "torch": torch.get_rng_state(),
+                            "cuda": torch.cuda.get_rng_state(device) if cuda else None,
                             "history": history, "best": best, "epoch": epoch, "fingerprint": fingerprint,
                             "config": asdict(config), "model_config": asdict(model_config)}, tmp)
     model.load_state_dict({**model.state_dict(), **best["state"]})

@@ -197,7 +197,8 @@ class Elmo(nn.Module):
 
     def penalty(self) -> torch.Tensor:
         """Sum of the ScalarMix regularisers (a scalar; 0 without mixes or ``l2_coef``)."""
-        return sum((mix.penalty() for mix in self.mixes), torch.zeros(()))
+        zero = torch.zeros((), device=self.bilm.token_embedder.char_embed.weight.device)
+        return sum((mix.penalty() for mix in self.mixes), zero)
 
     def char_ids(self, sentences: Sequence[Sequence[str]]) -> torch.Tensor:
         """(B, T, max_chars) int64 char ids of a padded batch, without boundaries (the input

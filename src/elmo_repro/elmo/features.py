@@ -21,6 +21,7 @@ import torch
 from ..checks import check_batch, check_count
 from ..console import Progress
 from ..data.character_ids import char_ids_of
+from ..device import autocast
 from ..io import InputError, atomic_path
 
 if TYPE_CHECKING:   # annotations only, so train_ner reads features without importing the biLM code
@@ -28,9 +29,10 @@ if TYPE_CHECKING:   # annotations only, so train_ner reads features without impo
 
 
 @torch.no_grad()
-def embed_sentences(model: BiLM, sentences: list[list[str]], batch_size: int = 64
+def embed_sentences(model: BiLM, sentences: list[list[str]], batch_size: int = 64, precision: str = "fp32"
                     ) -> Iterator[tuple[int, np.ndarray]]:
-    """Yield ``(index, layers)`` with layers (L + 1, n_tokens, 2P) float32, in length-bucketed order.
+    """Yield ``(index, layers)`` with layers (L + 1, n_tokens, 2P) float32, in length-bucketed order,
+    computed on the model's device (``precision`` ``bf16``: under bf16 autocast, on CUDA).
 
     Raises:
         TypeError: ``sentences`` is not a list of token lists (naming the first bad sentence).
@@ -43,20 +45,23 @@ def embed_sentences(model: BiLM, sentences: list[list[str]], batch_size: int = 6
         if not sentence:
             raise ValueError(f"sentence {i} is empty")
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+    device = model.token_embedder.char_embed.weight.device
     with Progress("embedding", len(order), "sentences") as progress:
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
-            char_ids = torch.from_numpy(char_ids_of([sentences[i] for i in idx]))   # checked above
-            layers = model.layers(char_ids)                                   # (B, L+1, T+2, 2P)
+            char_ids = torch.from_numpy(char_ids_of([sentences[i] for i in idx])).to(device)   # checked above
+            with autocast(device, precision):
+                layers = model.layers(char_ids)                               # (B, L+1, T+2, 2P)
+            layers = layers.float().cpu()                                     # no copy on the CPU in fp32
             for b, i in enumerate(idx):
                 yield i, layers[b, :, 1:len(sentences[i]) + 1].numpy()
             progress.advance(len(idx))
 
 
 def write_features(path: str | Path, model: BiLM, sentences: list[list[str]], batch_size: int = 64,
-                   dtype: str = "float16") -> None:
-    """Embed ``sentences`` and write them atomically to ``path`` (see module docstring)."""
-    write_layer_file(path, embed_sentences(model, sentences, batch_size), sentences, dtype)
+                   dtype: str = "float16", precision: str = "fp32") -> None:
+    """Embed ``sentences`` on the model's device and write them atomically to ``path`` (see module docstring)."""
+    write_layer_file(path, embed_sentences(model, sentences, batch_size, precision), sentences, dtype)
 
 
 def write_layer_file(path: str | Path, layers: Iterator[tuple[int, np.ndarray]], sentences: list[list[str]],

@@ -66,13 +66,15 @@ class ElmoInjection(nn.Module):
         """
         if not sample:
             raise ValueError("match_scale needs at least one text's layers")
-        layers = torch.cat([torch.as_tensor(np.asarray(a), dtype=torch.float32) for a in sample], dim=1)[None]
-        mask = torch.ones(1, layers.size(2), dtype=torch.bool)               # (1, ΣT_i): all real
+        device = self.mixes[0].gamma.device
+        layers = torch.cat([torch.as_tensor(np.asarray(a), dtype=torch.float32, device=device) for a in sample],
+                           dim=1)[None]
+        mask = torch.ones(1, layers.size(2), dtype=torch.bool, device=device)   # (1, ΣT_i): all real
         return [mix.match_scale(layers, mask, target_rms) for mix in self.mixes]
 
     def penalty(self) -> torch.Tensor:
         """Sum of the mixes' λ·Σw² (Eq. 1's regulariser); a scalar."""
-        return sum((mix.penalty() for mix in self.mixes), torch.zeros(()))
+        return sum((mix.penalty() for mix in self.mixes), torch.zeros((), device=self.mixes[0].gamma.device))
 
     def report(self) -> dict[str, dict]:
         """{point: {"s": softmax-normalised layer weights, "gamma": γ, "gamma_init": γ before

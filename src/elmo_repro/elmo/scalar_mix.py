@@ -47,14 +47,15 @@ class ScalarMix(nn.Module):
     def weights(self) -> torch.Tensor:
         """The normalised layer weights s, shape (n_layers,), summing to 1 (one-hot when fixed)."""
         if self.fixed_layer is not None:
-            return nn.functional.one_hot(torch.tensor(self.fixed_layer), self.n_layers).to(self.gamma.dtype)
+            return nn.functional.one_hot(torch.tensor(self.fixed_layer, device=self.gamma.device),
+                                         self.n_layers).to(self.gamma.dtype)
         return torch.softmax(self.scalar_parameters, dim=0)
 
     def penalty(self) -> torch.Tensor:
         """``l2_coef * sum(w**2)``, a scalar to add to the task loss (0 when ``l2_coef`` is 0 or s
         is not trained)."""
         if not self.scalar_parameters.requires_grad:
-            return torch.zeros(())
+            return torch.zeros((), device=self.gamma.device)
         return self.l2_coef * (self.scalar_parameters ** 2).sum()
 
     def forward(self, layers: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:

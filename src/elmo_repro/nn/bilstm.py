@@ -8,7 +8,7 @@ from torch import nn
 
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Reverse each sequence's first ``length`` steps, leaving padding in place: (B, T, D) -> (B, T, D)."""
-    pos = torch.arange(x.size(1))[None, :]                                     # (1, T)
+    pos = torch.arange(x.size(1), device=x.device)[None, :]                    # (1, T)
     idx = lengths[:, None] - 1 - pos
     idx = torch.where(idx >= 0, idx, pos)                                       # (B, T)
     return x.gather(1, idx[:, :, None].expand(-1, -1, x.size(2)))

@@ -128,12 +128,14 @@ class StageResources(Strict):
 
 
 class ComputeSection(Strict):
-    """How each stage runs (workflow/registry.py ``stage_resources``): the command that starts it and
-    what Snakemake's SLURM profile asks for. DVC reads only ``launcher`` (it is part of the command)."""
+    """How each stage runs (workflow/registry.py ``stage_resources``, ``compute_args``): the command
+    that starts it (its launcher, ``--device cuda`` where it holds a GPU, ``--precision``) and what
+    Snakemake's SLURM profile asks for. DVC sees the command; the resources are Snakemake's."""
 
     launcher: dict[str, str] = {}                        # stage -> runs `-m stages.<module>`; default python
     partitions: dict[Literal["cpu", "gpu"], str] = {}    # SLURM partition of stages without / with GPUs
     resources: dict[str, StageResources]                 # per stage (family) or module name; `default`
+    precision: dict[str, Literal["fp32", "bf16"]] = {}   # per stage (family) or module name; default fp32
 
     @model_validator(mode="after")
     def _check(self) -> "ComputeSection":

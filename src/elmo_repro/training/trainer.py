@@ -20,6 +20,10 @@ supplies reading, encoding, collation, the model and the metric.
   :mod:`elmo_repro.training.ema`).
 * Selection: the dev metric after every epoch; the best epoch's weights (the first on ties) are
   restored and scored on dev and test. Test is scored once, never used for a choice.
+* Device: the model is built on the CPU (a seed gives the same initial weights on any device),
+  then moved to ``device``; batches are collated on the CPU and moved there
+  (:func:`elmo_repro.device.to_device`), forward passes run under the ``precision``'s autocast,
+  and the kept weights are CPU copies.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import torch
 from torch import nn
 
 from ..console import Progress
+from ..device import autocast, on_cpu, to_device
 from ..experiments.specs import RunSpec
 from ..tasks.base import SPLITS, Task, example_length
 from .ema import WeightAverage
@@ -117,22 +122,28 @@ class EncodedSplit:
     """A split ready for batching: examples, their encodings, lengths and ELMo layers."""
 
     def __init__(self, task: Task, examples: list[dict], encoded: list[Any], layers: Any | None,
-                 index: list[int] | None = None):
+                 index: list[int] | None = None, device: torch.device = torch.device("cpu")):
         self.task, self.examples, self.encoded, self.layers = task, examples, encoded, layers
         self.index = index if index is not None else list(range(len(examples)))  # -> layer-source index
         self.lengths = np.array([example_length(task, e) for e in examples])
+        self.device = device
 
     def batch(self, indices: list[int]) -> dict[str, Any]:
+        """The collated batch of these examples, on the split's device."""
         layers = self.layers.batch([self.index[i] for i in indices]) if self.layers is not None else None
-        return self.task.collate([self.encoded[i] for i in indices], layers)
+        with on_cpu():
+            batch = self.task.collate([self.encoded[i] for i in indices], layers)
+        return to_device(batch, self.device)
 
 
-def predict(model: nn.Module, split: EncodedSplit, batch_size: int) -> list[Any]:
+def predict(model: nn.Module, split: EncodedSplit, batch_size: int, precision: str = "fp32") -> list[Any]:
     """The model's predictions for every example of a split, in example order."""
     model.eval()
     out: list[Any] = [None] * len(split.examples)
     for indices in eval_batches(split.lengths, batch_size):
-        for i, prediction in zip(indices, model.predict(split.batch(indices))):
+        with autocast(split.device, precision):
+            predictions = model.predict(split.batch(indices))
+        for i, prediction in zip(indices, predictions):
             out[i] = prediction
     return out
 
@@ -148,9 +159,9 @@ class PreparedRun:
 
 
 def prepare_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]], vectors: Any,
-                layers: dict[str, Any] | None) -> PreparedRun:
+                layers: dict[str, Any] | None, device: torch.device = torch.device("cpu")) -> PreparedRun:
     """Seed, select the training examples, build the vocabularies, encode every split, build the
-    model and the optimizer (arguments as :func:`train_run`).
+    model (on the CPU, then moved to ``device``) and the optimizer (arguments as :func:`train_run`).
 
     Raises:
         ValueError: ELMo requested without layers (or layers without ELMo).
@@ -163,12 +174,14 @@ def prepare_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]
     train = [data["train"][i] for i in keep]
     vocab = task.build_vocab(train, {"train": train, "dev": data["dev"], "test": data["test"]}, vectors, seed)
     splits = {name: EncodedSplit(task, examples, task.encode(vocab, examples, training=name == "train"),
-                                 None if layers is None else layers[name], keep if name == "train" else None)
+                                 None if layers is None else layers[name], keep if name == "train" else None, device)
               for name, examples in (("train", train), ("dev", data["dev"]), ("test", data["test"]))}
     elmo_shape = None if layers is None else (layers["train"].n_layers, layers["train"].dim)
-    model = task.build_model(cfg["model"], vocab, spec.elmo, elmo_shape)
-    if spec.elmo is not None and spec.elmo.gamma_init == "matched":
-        match_elmo_scale(model.elmo, splits["train"], vectors)
+    with on_cpu():
+        model = task.build_model(cfg["model"], vocab, spec.elmo, elmo_shape)
+        if spec.elmo is not None and spec.elmo.gamma_init == "matched":
+            match_elmo_scale(model.elmo, splits["train"], vectors)
+    model.to(device)
     optimizer = build_optimizer(list(model.parameters()), trainer["optimizer"])
     return PreparedRun(model, optimizer, splits, np.random.default_rng(seed))
 
@@ -199,7 +212,8 @@ def match_elmo_scale(injection: Any, train: EncodedSplit, vectors: tuple[list[st
 
 def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]], vectors: Any,
               layers: dict[str, Any] | None,
-              log_metrics: Callable[[dict[str, float], int], None] | None = None) -> RunResult:
+              log_metrics: Callable[[dict[str, float], int], None] | None = None,
+              device: torch.device = torch.device("cpu"), precision: str = "fp32") -> RunResult:
     """Train one run and score its best-dev-epoch weights on dev and test.
 
     Args:
@@ -214,6 +228,9 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
             ``data``; None for a run without ELMo.
         log_metrics: called as ``log_metrics(metrics, epoch)`` after every epoch with
             ``train_loss``, ``epoch_dev_<metric>`` and ``epoch_seconds``.
+        device: where the model trains (``--device``; :mod:`elmo_repro.device`).
+        precision: ``fp32``, or ``bf16`` autocast of the forward passes (CUDA only; the
+            optimizer's weights stay fp32).
 
     Returns:
         The run's :class:`RunResult`; ``metrics`` holds ``dev_*``/``test_*`` of every metric the
@@ -223,7 +240,7 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
         ValueError: ELMo requested without layers (or layers without ELMo); a non-finite loss.
     """
     trainer = cfg["trainer"]
-    run = prepare_run(task, spec, cfg, data, vectors, layers)
+    run = prepare_run(task, spec, cfg, data, vectors, layers, device)
     model, splits = run.model, run.splits
     train_split = splits["train"]
     metric, eval_size = task.metric, trainer["eval_batch_size"]
@@ -240,12 +257,12 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
             start = time.monotonic()
             loss = train_epoch(model, run.optimizer, train_split,
                                train_batches(train_split.lengths, trainer["batch_size"], run.rng),
-                               trainer["grad_clip"], epoch, progress, ema)
+                               trainer["grad_clip"], epoch, progress, ema, precision)
             seconds.append(time.monotonic() - start)
             with ema.applied() if ema is not None else contextlib.nullcontext():
-                dev_predictions = predict(model, splits["dev"], eval_size)
+                dev_predictions = predict(model, splits["dev"], eval_size, precision)
                 dev = task.score(splits["dev"].examples, dev_predictions)
-                state = copy.deepcopy(model.state_dict()) if dev[metric] > best_score else None
+                state = cpu_copy(model.state_dict()) if dev[metric] > best_score else None
             history.append({"epoch": epoch, "train_loss": loss, f"dev_{metric}": dev[metric]})
             progress.note(f"epoch {epoch} dev {metric} {dev[metric]:.2f}")
             if log_metrics is not None:
@@ -260,7 +277,7 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
             if trainer.get("patience") is not None and epoch - best_epoch >= trainer["patience"]:
                 break                          # allennlp's patience: no dev improvement for that many epochs
     model.load_state_dict(best_state)
-    test_predictions = predict(model, splits["test"], eval_size)
+    test_predictions = predict(model, splits["test"], eval_size, precision)
     test = task.score(splits["test"].examples, test_predictions)
     metrics = {**{f"dev_{k}": v for k, v in best_dev.items()}, **{f"test_{k}": v for k, v in test.items()},
                "best_epoch": best_epoch, "epochs": len(history), "train_examples": len(train_split.examples)}
@@ -270,9 +287,18 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
                      state_dict=best_state, seconds=seconds)
 
 
+def cpu_copy(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A copy of a state dict on the CPU (what a run keeps and saves, wherever it trained), with its
+    type and version metadata, as ``copy.deepcopy`` of a CPU state dict."""
+    copied = type(state)((name, tensor.detach().to("cpu", copy=True)) for name, tensor in state.items())
+    if hasattr(state, "_metadata"):
+        copied._metadata = copy.deepcopy(state._metadata)  # type: ignore[attr-defined]
+    return copied
+
+
 def train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, split: EncodedSplit, batches: list[list[int]],
                  grad_clip: float, epoch: int, progress: Progress | None = None,
-                 ema: WeightAverage | None = None) -> float:
+                 ema: WeightAverage | None = None, precision: str = "fp32") -> float:
     """One pass over the batches (``ema`` updated after each step); returns the mean training loss per batch.
 
     Raises:
@@ -281,7 +307,8 @@ def train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, split: Encod
     model.train()
     total = 0.0
     for number, indices in enumerate(batches, 1):
-        loss = model.loss(split.batch(indices))
+        with autocast(split.device, precision):
+            loss = model.loss(split.batch(indices))
         if not torch.isfinite(loss):
             raise ValueError(f"non-finite training loss {loss.item()} at epoch {epoch}, batch {number}: "
                              "lower the learning rate or check the inputs")

@@ -44,7 +44,8 @@ from ..word_embeddings import word_lookup
 DISTANCE_BINS = 10
 
 
-def enumerate_spans(sentence_lengths: Sequence[int], max_width: int) -> tuple[torch.Tensor, torch.Tensor]:
+def enumerate_spans(sentence_lengths: Sequence[int], max_width: int,
+                    device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """Every span of up to ``max_width`` tokens within one sentence, as document token indices.
 
     Returns:
@@ -58,7 +59,7 @@ def enumerate_spans(sentence_lengths: Sequence[int], max_width: int) -> tuple[to
                 starts.append(offset + s)
                 ends.append(offset + e)
         offset += length
-    return torch.tensor(starts, dtype=torch.long), torch.tensor(ends, dtype=torch.long)
+    return torch.tensor(starts, dtype=torch.long, device=device), torch.tensor(ends, dtype=torch.long, device=device)
 
 
 def prune_spans(scores: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, k: int) -> torch.Tensor:
@@ -87,7 +88,7 @@ def prune_spans(scores: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, 
         max_end_from[s] = max(max_end_from[s], e)
         min_start_to[e] = min(min_start_to[e], s)
     taken.sort(key=lambda i: (s_list[i], e_list[i]))
-    return torch.tensor(taken, dtype=torch.long)
+    return torch.tensor(taken, dtype=torch.long, device=scores.device)
 
 
 def distance_bins(distance: torch.Tensor) -> torch.Tensor:
@@ -97,15 +98,15 @@ def distance_bins(distance: torch.Tensor) -> torch.Tensor:
     return torch.where(distance <= 4, distance, log_bin).clamp(0, DISTANCE_BINS - 1)
 
 
-def antecedent_candidates(m: int, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+def antecedent_candidates(m: int, k: int, device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """For each of ``m`` kept spans, its ``min(k, m - 1)`` nearest preceding spans (nearest first).
 
     Returns:
         ``antecedents`` (M, K') long (clamped to 0 where invalid) and ``valid`` (M, K') bool.
     """
     width = max(1, min(k, m - 1))
-    offsets = torch.arange(1, width + 1)                                        # (K',)
-    antecedents = torch.arange(m)[:, None] - offsets[None, :]                   # (M, K')
+    offsets = torch.arange(1, width + 1, device=device)                         # (K',)
+    antecedents = torch.arange(m, device=device)[:, None] - offsets[None, :]    # (M, K')
     valid = antecedents >= 0
     return antecedents.clamp(min=0), valid
 
@@ -187,7 +188,7 @@ class CorefModel(nn.Module):
     def _tokens(self, doc: dict) -> tuple[torch.Tensor, torch.Tensor]:
         """Head embeddings x_t (N, head_dim) and contextual x*_t (N, 2H) of a document's N tokens."""
         words, lengths = doc["words"], doc["lengths"]                          # (S, T), (S,)
-        mask = torch.arange(words.size(1))[None, :] < lengths[:, None]         # (S, T)
+        mask = torch.arange(words.size(1), device=words.device)[None, :] < lengths[:, None]   # (S, T)
         head = self.lexical_dropout(torch.cat([self.words(words), *(c(doc["chars"]) for c in self.chars)], dim=-1))
         x = head
         if self.elmo is not None:
@@ -200,8 +201,9 @@ class CorefModel(nn.Module):
         """g_i (N_spans, span_dim) of the spans [starts, ends]."""
         max_width = self.cfg["max_width"]
         widths = ends - starts                                                  # width - 1
-        index = (starts[:, None] + torch.arange(max_width)[None, :]).clamp(max=head.size(0) - 1)  # (N, W)
-        inside = torch.arange(max_width)[None, :] <= widths[:, None]            # (N, W)
+        offsets = torch.arange(max_width, device=head.device)[None, :]          # (1, W)
+        index = (starts[:, None] + offsets).clamp(max=head.size(0) - 1)        # (N, W)
+        inside = offsets <= widths[:, None]                                     # (N, W)
         logits = take_rows(self.head_scorer(context).squeeze(-1), index).masked_fill(~inside, float("-inf"))
         attention = torch.softmax(logits, dim=1)                                # (N, W)
         head_vector = (attention.unsqueeze(-1) * take_rows(head, index)).sum(1)  # (N, head_dim)
@@ -211,16 +213,17 @@ class CorefModel(nn.Module):
     def _score(self, doc: dict) -> dict:
         """The kept spans, their candidate antecedents and the (M, 1 + K') antecedent scores."""
         head, context = self._tokens(doc)
-        starts, ends = enumerate_spans(doc["lengths"].tolist(), self.cfg["max_width"])
+        starts, ends = enumerate_spans(doc["lengths"].tolist(), self.cfg["max_width"], head.device)
         g = self._spans(head, context, starts, ends)
         mention = self.mention_scorer(g).squeeze(-1)                           # (N_spans,)
         k = int(np.floor(head.size(0) * self.cfg["mention_ratio"]))
         kept = prune_spans(mention.detach(), starts, ends, max(k, 1))
         g, mention, starts, ends = g[kept], mention[kept], starts[kept], ends[kept]
-        antecedents, valid = antecedent_candidates(len(kept), self.cfg["max_antecedents"])
+        antecedents, valid = antecedent_candidates(len(kept), self.cfg["max_antecedents"], g.device)
         target = g.unsqueeze(1).expand(-1, antecedents.size(1), -1)             # (M, K', G)
         other = take_rows(g, antecedents)                                       # (M, K', G)
-        distance = self.dropout(self.distance_embedding(distance_bins(torch.arange(1, antecedents.size(1) + 1))))
+        distance = self.dropout(self.distance_embedding(distance_bins(
+            torch.arange(1, antecedents.size(1) + 1, device=g.device))))
         pair = torch.cat([target, other, target * other, distance.unsqueeze(0).expand(len(kept), -1, -1)], dim=-1)
         scores = self.pair_scorer(pair).squeeze(-1) + mention[:, None] + take_rows(mention, antecedents)  # (M, K')
         scores = scores.masked_fill(~valid, float("-inf"))
@@ -231,7 +234,8 @@ class CorefModel(nn.Module):
         """Marginal log-likelihood loss of one document (``doc["clusters"]``: gold spans per cluster)."""
         out = self._score(doc)
         cluster_of = {span: c + 1 for c, spans in enumerate(doc["clusters"]) for span in map(tuple, spans)}
-        ids = torch.tensor([cluster_of.get((s, e), 0) for s, e in zip(out["starts"].tolist(), out["ends"].tolist())])
+        ids = torch.tensor([cluster_of.get((s, e), 0) for s, e in zip(out["starts"].tolist(), out["ends"].tolist())],
+                           device=out["scores"].device)
         same = (ids[out["antecedents"]] == ids[:, None]) & (ids[:, None] > 0) & out["valid"]   # (M, K')
         gold = torch.cat([~same.any(dim=1, keepdim=True), same], dim=1)         # (M, 1 + K')
         scores = out["scores"]
@@ -242,7 +246,8 @@ class CorefModel(nn.Module):
         to a random window of ``max_training_sentences`` sentences first (e2e-coref's
         ``truncate_example``; the window drawn from torch's seeded generator)."""
         limit = self.cfg["max_training_sentences"]
-        documents = [sentence_window(doc, int(torch.randint(0, len(doc["lengths"]) - limit + 1, ())), limit)
+        # the window from the CPU generator, wherever the model is: the same seed, the same windows
+        documents = [sentence_window(doc, int(torch.randint(0, len(doc["lengths"]) - limit + 1, (), device="cpu")), limit)
                      if self.training and len(doc["lengths"]) > limit else doc for doc in batch["documents"]]
         total = sum(self.document_loss(doc) for doc in documents)
         return total + self.elmo.penalty() if self.elmo is not None else total
