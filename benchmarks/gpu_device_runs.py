@@ -24,20 +24,18 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "unit"))            # the task fixtures' configurations
-from test_task_contract import CONFIGS, FIXTURES, write_layers  # noqa: E402
+from test_cove import copy_task  # noqa: E402
+from test_task_contract import CONFIGS, FIXTURES, fixture_with_layers  # noqa: E402
 
 from elmo_repro.bilm.evaluate import bilm_perplexity  # noqa: E402
 from elmo_repro.bilm.model import BiLMConfig  # noqa: E402
 from elmo_repro.bilm.train import pretrain, pretrain_config  # noqa: E402
 from elmo_repro.cove.model import CoVeConfig  # noqa: E402
 from elmo_repro.cove.train import CoVeTrainConfig, SourceVectors, train_cove  # noqa: E402
-from elmo_repro.data.multi30k import Pair  # noqa: E402
 from elmo_repro.data.vocabulary import Vocabulary, count_tokens  # noqa: E402
 from elmo_repro.device import resolve_device  # noqa: E402
 from elmo_repro.elmo.features import embed_sentences  # noqa: E402
-from elmo_repro.elmo.layer_source import cached_example_layers  # noqa: E402
 from elmo_repro.experiments.specs import TASKS, ElmoSpec, RunSpec  # noqa: E402
-from elmo_repro.tasks.base import SPLITS, get_task  # noqa: E402
 from elmo_repro.training.trainer import train_run  # noqa: E402
 from elmo_repro.vectors import load_text_vectors  # noqa: E402
 
@@ -46,9 +44,7 @@ SENTENCES = [s.split() for s in ["the cat sat on the mat", "a dog barked", "the 
 
 
 def task_run(name: str, device: torch.device, precision: str, features: Path) -> dict:
-    task = get_task(name)
-    data = {split: task.read(split, FIXTURES / name) for split in SPLITS}
-    layers = {split: cached_example_layers(features, split, data[split], task.fields) for split in SPLITS}
+    task, data, layers = fixture_with_layers(name, features)
     elmo = ElmoSpec(placement="input" if name == "coref" else "both", mix="learned", l2_coef=0.01)
     spec = RunSpec(task=name, elmo_name="elmo", elmo=elmo, seed=1, train_fraction=1.0)
     cfg = {**CONFIGS[name], "trainer": {**CONFIGS[name]["trainer"], "epochs": 3}}
@@ -78,17 +74,9 @@ def bilm_paths(device: torch.device, precision: str) -> dict:
 
 def cove_run(device: torch.device) -> dict:
     rng = np.random.default_rng(1)
-
-    def pairs(n):
-        out = []
-        for line in range(n):
-            ids = rng.integers(0, 8, size=rng.integers(2, 6))
-            out.append(Pair(line + 1, [f"e{i}" for i in ids], [f"g{i}" for i in ids], " ".join(f"g{i}" for i in ids)))
-        return out
-
     vectors = SourceVectors([f"e{i}" for i in range(8)], np.eye(8, dtype=np.float32))
     start = time.monotonic()
-    model, _, result = train_cove(pairs(200), pairs(20), pairs(20), vectors,
+    model, _, result = train_cove(copy_task(200, rng), copy_task(20, rng), copy_task(20, rng), vectors,
                                   CoVeConfig(hidden=16, layers=2, target_dim=8, dropout=0.1),
                                   CoVeTrainConfig(epochs=5, batch_size=16, lr=0.01, min_count=1, max_length=8,
                                                   beam_size=2, seed=0), log=lambda m: None, device=device)
@@ -106,10 +94,6 @@ def main() -> None:
     rows, failed = [], False
     jobs = [(f"task {name}", lambda d, p, name=name: task_run(name, d, p, features / name)) for name in TASKS]
     jobs += [("biLM train/features/perplexity", bilm_paths), ("CoVe train/translate", lambda d, p: cove_run(d))]
-    for name in TASKS:
-        task = get_task(name)
-        for split in SPLITS:
-            write_layers(features / name, split, task, task.read(split, FIXTURES / name))
     for label, job in jobs:
         for where, precision in [(cpu, "fp32"), (device, "fp32"), (device, "bf16")]:
             if label.startswith("CoVe") and precision == "bf16":

@@ -21,20 +21,18 @@ import numpy as np
 import pytest
 import torch
 from pretrain_settings import settings
-from test_task_contract import CONFIGS, FIXTURES, write_layers
+from test_cove import copy_task
+from test_task_contract import CONFIGS, FIXTURES, fixture_with_layers
 
 from elmo_repro.bilm.evaluate import bilm_perplexity
 from elmo_repro.bilm.model import BiLM, BiLMConfig
 from elmo_repro.bilm.train import pretrain
 from elmo_repro.cove.model import CoVeConfig
 from elmo_repro.cove.train import CoVeTrainConfig, SourceVectors, train_cove
-from elmo_repro.data.multi30k import Pair
 from elmo_repro.data.vocabulary import Vocabulary, count_tokens
 from elmo_repro.device import check_precision, resolve_device, to_device
 from elmo_repro.elmo.features import embed_sentences
-from elmo_repro.elmo.layer_source import cached_example_layers
 from elmo_repro.experiments.specs import TASKS, ElmoSpec, RunSpec
-from elmo_repro.tasks.base import SPLITS, get_task
 from elmo_repro.training.trainer import train_run
 from elmo_repro.vectors import load_text_vectors
 from workflow import profile
@@ -65,11 +63,7 @@ def test_meta_default_catches_a_tensor_made_behind_the_device():
 
 @pytest.mark.parametrize("name", TASKS)
 def test_a_task_run_on_an_explicit_device_makes_nothing_on_the_default_one(name, tmp_path):
-    task = get_task(name)
-    data = {split: task.read(split, FIXTURES / name) for split in SPLITS}
-    for split in SPLITS:
-        write_layers(tmp_path, split, task, data[split])
-    layers = {split: cached_example_layers(tmp_path, split, data[split], task.fields) for split in SPLITS}
+    task, data, layers = fixture_with_layers(name, tmp_path)
     elmo = ElmoSpec(placement="input" if name == "coref" else "both", mix="learned", l2_coef=0.01,
                     gamma_init="matched")
     spec = RunSpec(task=name, elmo_name="elmo", elmo=elmo, seed=1, train_fraction=1.0)
@@ -112,15 +106,7 @@ def test_bilm_training_takes_its_device(tmp_path):
 
 def test_cove_training_takes_its_device():
     rng = np.random.default_rng(1)
-
-    def pairs(n):
-        out = []
-        for line in range(n):
-            ids = rng.integers(0, 8, size=rng.integers(2, 6))
-            out.append(Pair(line + 1, [f"e{i}" for i in ids], [f"g{i}" for i in ids], " ".join(f"g{i}" for i in ids)))
-        return out
-
-    data = pairs(40), pairs(8), pairs(8)
+    data = copy_task(40, rng), copy_task(8, rng), copy_task(8, rng)
     vectors = SourceVectors([f"e{i}" for i in range(8)], np.eye(8, dtype=np.float32))
     model_config = CoVeConfig(hidden=6, layers=2, target_dim=4, dropout=0.3)
     config = CoVeTrainConfig(epochs=2, batch_size=8, lr=0.01, min_count=1, max_length=6, beam_size=2, seed=5)

@@ -77,6 +77,15 @@ def write_layers(features_dir: Path, split: str, task, examples, seed=0):
             out.create_dataset(str(text_id), data=rng.normal(size=(N_LAYERS, lengths[text_id], DIM)).astype("float16"))
 
 
+def fixture_with_layers(name: str, features_dir: Path) -> tuple:
+    """The task, its fixture's splits and random cached ELMo layers for them under ``features_dir``."""
+    task = get_task(name)
+    data = {split: task.read(split, FIXTURES / name) for split in SPLITS}
+    for split in SPLITS:
+        write_layers(features_dir, split, task, data[split])
+    return task, data, {split: cached_example_layers(features_dir, split, data[split], task.fields) for split in SPLITS}
+
+
 def test_every_task_has_a_fixture():
     assert set(CONFIGS) == set(TASKS)
     for name in TASKS:
@@ -105,11 +114,7 @@ def test_task_trains_beats_its_floor_and_reproduces(name, tmp_path):
 
 @pytest.mark.parametrize("name", TASKS)
 def test_task_with_cached_elmo_layers(name, tmp_path):
-    task = get_task(name)
-    data = {split: task.read(split, FIXTURES / name) for split in SPLITS}
-    for split in SPLITS:
-        write_layers(tmp_path, split, task, data[split])
-    layers = {split: cached_example_layers(tmp_path, split, data[split], task.fields) for split in SPLITS}
+    task, data, layers = fixture_with_layers(name, tmp_path)
     # coreference takes ELMo at the input only (the paper's placement; Table 3 has no coreference row)
     elmo = ElmoSpec(placement="input" if name == "coref" else "both", mix="learned", l2_coef=0.01)
     spec = RunSpec(task=name, elmo_name="elmo", elmo=elmo, seed=1, train_fraction=0.5)

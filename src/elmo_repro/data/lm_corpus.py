@@ -395,18 +395,8 @@ def build_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_to
         InputError: the mirror directory or a file is missing, a training source yields no
             sentence (an empty shard), no held-out sentence remains, or a reader's error.
     """
-    requested = list(train_sources)
-    unknown = sorted(set(requested) - set(SOURCES))
-    if unknown or not requested or len(set(requested)) != len(requested):
-        raise ValueError(f"train_sources must be distinct names from {list(SOURCES)}, got {requested}")
-    if heldout_max_tokens < 0:
-        raise ValueError(f"heldout_max_tokens must be >= 0 (0 = all), got {heldout_max_tokens}")
-    if heldout not in HELDOUT:
-        raise ValueError(f"unknown held-out text {heldout!r}; known: {', '.join(HELDOUT)}")
+    requested = check_split_args(mirror, train_sources, heldout_max_tokens, heldout)
     heldout_path = Path(mirror) / HELDOUT[heldout]
-
-    if not Path(mirror).is_dir():
-        raise InputError(mirror, "data mirror directory not found (set data.mirror in params.yaml)")
 
     train: list[list[str]] = []
     per_source: dict[str, dict[str, int]] = {}
@@ -426,10 +416,55 @@ def build_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_to
             train.extend(sentences)
 
     in_train = {key for key in map(sentence_key, train) if key}
+    sample, heldout_stats = heldout_sample(read_lm1b(heldout_path), in_train, heldout_max_tokens, heldout_path)
+    stats = {
+        "sources": per_source,
+        **({"removed_documents": removed_documents} if exclude is not None else {}),
+        "train_sentences": len(train),
+        "train_tokens": sum(s["tokens"] for s in per_source.values()),
+        **heldout_stats,
+    }
+    return train, sample, stats
+
+
+def check_split_args(mirror: str | Path, train_sources: Iterable[str], heldout_max_tokens: int, heldout: str
+                     ) -> list[str]:
+    """The requested training sources, after checking the split's arguments (:func:`build_split`).
+
+    Raises:
+        ValueError: unknown, repeated or no sources; a negative budget; an unknown held-out text.
+        InputError: the mirror directory is missing.
+    """
+    requested = list(train_sources)
+    unknown = sorted(set(requested) - set(SOURCES))
+    if unknown or not requested or len(set(requested)) != len(requested):
+        raise ValueError(f"train_sources must be distinct names from {list(SOURCES)}, got {requested}")
+    if heldout_max_tokens < 0:
+        raise ValueError(f"heldout_max_tokens must be >= 0 (0 = all), got {heldout_max_tokens}")
+    if heldout not in HELDOUT:
+        raise ValueError(f"unknown held-out text {heldout!r}; known: {', '.join(HELDOUT)}")
+    if not Path(mirror).is_dir():
+        raise InputError(mirror, "data mirror directory not found (set data.mirror in params.yaml)")
+    return requested
+
+
+def heldout_sample(candidates: Iterable[list[str]], in_train: set[str], heldout_max_tokens: int,
+                   path: str | Path) -> tuple[list[list[str]], dict[str, int]]:
+    """The held-out perplexity sample (:func:`build_split`): the longest prefix of ``candidates``,
+    skipping every sentence whose :func:`~elmo_repro.data.contamination.sentence_key` is in
+    ``in_train`` and repeats of a chosen one, with at most ``heldout_max_tokens`` tokens (0: all).
+
+    Returns:
+        The sentences and ``heldout_sentences``, ``heldout_tokens``, ``heldout_dropped_overlap``,
+        ``heldout_dropped_duplicate``.
+
+    Raises:
+        InputError: naming ``path``, when no sentence is selected.
+    """
     chosen: set[tuple[str, ...]] = set()
     sample: list[list[str]] = []
     n_tokens = dropped_overlap = dropped_duplicate = 0
-    for tokens in read_lm1b(heldout_path):
+    for tokens in candidates:
         key = tuple(tokens)
         if sentence_key(tokens) in in_train:
             dropped_overlap += 1
@@ -443,18 +478,7 @@ def build_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_to
         sample.append(tokens)
         n_tokens += len(tokens)
     if not sample:
-        raise InputError(heldout_path,
-                         f"no held-out sentence selected ({dropped_overlap} occur in the training text; "
-                         f"the first remaining one, if any, exceeds heldout_max_tokens={heldout_max_tokens})")
-
-    stats = {
-        "sources": per_source,
-        **({"removed_documents": removed_documents} if exclude is not None else {}),
-        "train_sentences": len(train),
-        "train_tokens": sum(s["tokens"] for s in per_source.values()),
-        "heldout_sentences": len(sample),
-        "heldout_tokens": n_tokens,
-        "heldout_dropped_overlap": dropped_overlap,
-        "heldout_dropped_duplicate": dropped_duplicate,
-    }
-    return train, sample, stats
+        raise InputError(path, f"no held-out sentence selected ({dropped_overlap} occur in the training text; "
+                               f"the first remaining one, if any, exceeds heldout_max_tokens={heldout_max_tokens})")
+    return sample, {"heldout_sentences": len(sample), "heldout_tokens": n_tokens,
+                    "heldout_dropped_overlap": dropped_overlap, "heldout_dropped_duplicate": dropped_duplicate}

@@ -19,7 +19,7 @@ from typing import BinaryIO, Iterable
 
 from ..io import InputError, atomic_open, atomic_path
 from .contamination import EvalIndex, remove_documents, sentence_key
-from .lm_corpus import HELDOUT, SOURCES, read_lm1b, read_source_documents
+from .lm_corpus import HELDOUT, SOURCES, check_split_args, heldout_sample, read_lm1b, read_source_documents
 from .lm_shards import Shard, index_path, write_index
 
 TRAIN = "train.txt"
@@ -86,18 +86,9 @@ def write_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_to
         InputError: as ``build_split`` (a missing mirror or file, a source without sentences, no
             held-out sentence left, a reader's error).
     """
-    requested = list(train_sources)
-    unknown = sorted(set(requested) - set(SOURCES))
-    if unknown or not requested or len(set(requested)) != len(requested):
-        raise ValueError(f"train_sources must be distinct names from {list(SOURCES)}, got {requested}")
-    if heldout_max_tokens < 0:
-        raise ValueError(f"heldout_max_tokens must be >= 0 (0 = all), got {heldout_max_tokens}")
-    if heldout not in HELDOUT:
-        raise ValueError(f"unknown held-out text {heldout!r}; known: {', '.join(HELDOUT)}")
     if shard_tokens < 1:
         raise ValueError(f"shard_tokens must be >= 1, got {shard_tokens}")
-    if not Path(mirror).is_dir():
-        raise InputError(mirror, "data mirror directory not found (set data.mirror in params.yaml)")
+    requested = check_split_args(mirror, train_sources, heldout_max_tokens, heldout)
     heldout_path = Path(mirror) / HELDOUT[heldout]
     candidates = list(read_lm1b(heldout_path))
     wanted = {key for key in map(sentence_key, candidates) if key}
@@ -137,26 +128,7 @@ def write_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_to
         writer.close()
     write_index(index_path(out_dir / TRAIN), writer.shards)
 
-    chosen: set[tuple[str, ...]] = set()
-    sample: list[list[str]] = []
-    n_tokens = dropped_overlap = dropped_duplicate = 0
-    for tokens_ in candidates:
-        key = tuple(tokens_)
-        if sentence_key(tokens_) in in_train:
-            dropped_overlap += 1
-            continue
-        if key in chosen:
-            dropped_duplicate += 1
-            continue
-        if heldout_max_tokens and n_tokens + len(tokens_) > heldout_max_tokens:
-            break
-        chosen.add(key)
-        sample.append(tokens_)
-        n_tokens += len(tokens_)
-    if not sample:
-        raise InputError(heldout_path,
-                         f"no held-out sentence selected ({dropped_overlap} occur in the training text; "
-                         f"the first remaining one, if any, exceeds heldout_max_tokens={heldout_max_tokens})")
+    sample, heldout_stats = heldout_sample(candidates, in_train, heldout_max_tokens, heldout_path)
     with atomic_open(out_dir / HELDOUT_TEXT) as handle:
         for tokens_ in sample:
             handle.write(" ".join(tokens_) + "\n")
@@ -167,8 +139,5 @@ def write_split(mirror: str | Path, train_sources: Iterable[str], heldout_max_to
         "train_sentences": sum(s["sentences"] for s in per_source.values()),
         "train_tokens": sum(s["tokens"] for s in per_source.values()),
         "train_shards": len(writer.shards),
-        "heldout_sentences": len(sample),
-        "heldout_tokens": n_tokens,
-        "heldout_dropped_overlap": dropped_overlap,
-        "heldout_dropped_duplicate": dropped_duplicate,
+        **heldout_stats,
     }
