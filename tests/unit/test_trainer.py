@@ -56,6 +56,8 @@ def test_non_finite_loss_stops_with_epoch_and_batch():
             return self.w.sum() * (float("nan") if self.calls == 3 else 1.0)
 
     class Split:
+        device = torch.device("cpu")
+
         def batch(self, indices):
             return {}
 

@@ -150,7 +150,7 @@ def test_each_job_is_submitted_with_its_profiles_resources(tmp_path, name):
     else:
         # every stage with a device path, and only those, holds a GPU and computes on it; pretraining
         # runs under its launcher on 3 GPUs, the paper's 3 x 128 batch
-        assert gpus == {n for n, s in stages.items() if s.device} and "features@ner-base" in gpus
+        assert gpus == {n for n, s in stages.items() if s.device} and "features@ner-finetuned" in gpus
         assert all(stages[n].cmd.endswith("--device cuda") for n in gpus)
         assert stages["pretrain_bilm"].resources["gpu"] == 3
         assert stages["pretrain_bilm"].cmd.startswith("torchrun --standalone --nproc-per-node 3 -m stages.pretrain_bilm")
@@ -168,6 +168,6 @@ def test_every_profiles_compute_section_names_stages(name):
 
 def test_a_gpu_for_a_cpu_stage_is_refused():
     params = profile.render("smoke")
-    params["compute"]["resources"]["features"] = {"gpu": 1, "mem_mb": 1000, "runtime": 5}
-    with pytest.raises(ValueError, match=r"compute\.resources\.features\.gpu: stage features computes on the CPU"):
+    params["compute"]["resources"]["word_vectors"] = {"gpu": 1, "mem_mb": 1000, "runtime": 5}
+    with pytest.raises(ValueError, match=r"compute\.resources\.word_vectors\.gpu: stage word_vectors computes on the CPU"):
         expand(params)
