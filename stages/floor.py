@@ -4,7 +4,8 @@ The floor is what a model that ignores context scores (NER: every token's most f
 tag); it is computed from the training split alone and scored on dev and test by the task's own
 metric, so a learned baseline that does not clearly beat it is broken. It also records the
 training loss of the best input-free predictor (``prior_train_loss``, classification tasks: ``elmo_repro.tasks.prior``). Writes
-``results/runs/<task>-floor/metrics.json`` (flat, like a run's) and ``predictions.json``.
+``results/runs/<task>-floor/metrics.json`` (flat, like a run's), ``predictions.json`` and
+``units.csv`` (its dev and test unit statistics, as a run's: the tables test runs against it).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from elmo_repro.params import load_params
 from elmo_repro.tasks.base import get_task
 from elmo_repro.tasks.classification import ClassificationTask
 from elmo_repro.tasks.prior import prior_loss
+from elmo_repro.tasks.units import UNITS_FILE, task_units, write_units
 from elmo_repro.tracking import stage_run
 from stages import stage_args, stage_parser
 
@@ -51,6 +53,9 @@ def main(argv: list[str] | None = None) -> None:
         out = RUNS_DIR / f"{task.name}-floor"
         write_json(out / "metrics.json", metrics)
         write_json(out / "predictions.json", predictions)
+        units = task_units(task.name)
+        write_units(out / UNITS_FILE, task.name, {split: units.statistics(task.read(split), predictions[split])
+                                                  for split in ("dev", "test")})
         run.log_metrics(metrics)
         log(f"[floor_{task.name}] dev {task.metric} {metrics[f'dev_{task.metric}']:.2f}, "
             f"test {task.metric} {metrics[f'test_{task.metric}']:.2f}")

@@ -11,6 +11,8 @@ lazily); trains through the one trainer (``elmo_repro.training.trainer``) and wr
 * ``scalar_mix.json`` softmax-normalised s and γ of every ScalarMix ({} without ELMo)
 * ``spec.json``      the run spec (what the tables group by)
 * ``predictions.json`` dev and test predictions (labels only, never text)
+* ``units.csv``      dev and test statistics per evaluation unit (``elmo_repro.tasks.units``), git-tracked:
+                     what every significance test reads, so a clone re-derives each p-value
 * ``model.pt``       the selected weights
 
 ``--device`` and ``--precision`` (from the profile's ``compute`` section; ``elmo_repro.device``) say
@@ -31,6 +33,7 @@ from elmo_repro.experiments.specs import RUNS_DIRS, RunSpec, find_run as find_in
 from elmo_repro.io import InputError, atomic_open, atomic_path, write_json
 from elmo_repro.params import load_params
 from elmo_repro.tasks.base import SPLITS, get_task
+from elmo_repro.tasks.units import UNITS_FILE, task_units, write_units
 from elmo_repro.tracking import stage_run
 from elmo_repro.training.trainer import train_run
 from elmo_repro.vectors import load_text_vectors
@@ -48,14 +51,18 @@ def find_run(params: dict, run_id: str) -> tuple[str, str, RunSpec]:
     return found
 
 
-def write_run(out: Path, spec: RunSpec, result) -> None:
-    """Write a run's outputs atomically, each file on its own (see the module doc)."""
+def write_run(out: Path, spec: RunSpec, result, data: dict[str, list[dict]]) -> None:
+    """Write a run's outputs atomically, each file on its own (see the module doc); ``data``: the
+    examples of each split, for the unit statistics of its dev and test predictions."""
     import torch
 
     write_json(out / "spec.json", spec.model_dump(mode="json"))
     write_json(out / "metrics.json", result.metrics)
     write_json(out / "scalar_mix.json", result.mixes)
     write_json(out / "predictions.json", result.predictions)
+    units = task_units(spec.task)
+    write_units(out / UNITS_FILE, spec.task, {split: units.statistics(data[split], result.predictions[split])
+                                              for split in ("dev", "test")})
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(result.history[0]), lineterminator="\n")
     writer.writeheader()
@@ -90,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
         result = train_run(task, spec, params["tasks"][spec.task], data, load_text_vectors(params["tasks"][spec.task]["vectors"]), layers,
                            log_metrics=lambda m, step: run.log_metrics(m, step=step), device=device,
                            precision=precision)
-        write_run(Path(RUNS_DIRS[job]) / spec.id, spec, result)
+        write_run(Path(RUNS_DIRS[job]) / spec.id, spec, result, data)
         run.log_metrics({**{k: v for k, v in result.metrics.items()},
                          "train_seconds": sum(result.seconds)})
         metric = task.metric

@@ -145,13 +145,13 @@ def run_family(task: str, with_elmo: bool, job: str) -> Stage:
         args="--run ${key}",
         foreach=f"runs.{job}.{name}",
         job=job,
-        code=[f"elmo_repro.tasks.{task}"],
+        code=[f"elmo_repro.tasks.{task}", f"elmo_repro.tasks.{task}.units"],
         # with ELMo: the layers of the run's biLM (base or fine-tuned), ${item} being its run spec
         deps=[TASKS[task].data_dir, f"${{tasks.{task}.vectors}}",
               *([f"{TASKS[task].features_dir}/${{item.elmo.bilm}}"] if with_elmo else [])],
         params=[f"runs.{job}.{name}.${{key}}", f"tasks.{task}"],
         outs=[f"{out}/model.pt", f"{out}/predictions.json"],
-        committed=[f"{out}/spec.json", f"{out}/scalar_mix.json"],
+        committed=[f"{out}/spec.json", f"{out}/scalar_mix.json", f"{out}/units.csv"],
         metrics=[f"{out}/metrics.json"],
         plots=[f"{out}/history.csv"],
         task=task,
@@ -347,7 +347,8 @@ def table_stage(name: str, deps: list[str], params: list[str], outs: list[str], 
 def run_folders(tables: tuple[str, ...], params: dict) -> list[str]:
     """The folders of every run the tables ``tables`` list in the rendered ``params`` (a cell that
     reads another spec's run gives that run's folder; :func:`elmo_repro.views.query.table_runs`),
-    and with ``table1`` its tasks' floors (``results/runs/<task>-floor``); each once, in order."""
+    and with ``table1`` and ``figure1`` their tasks' floors (``results/runs/<task>-floor``: Figure 1
+    marks runs that never beat the floor); each once, in order."""
     from elmo_repro.views.query import table_runs   # pydantic only, as the specs
 
     folders: list[str] = []
@@ -355,7 +356,7 @@ def run_folders(tables: tuple[str, ...], params: dict) -> list[str]:
         spec = params.get("tables", {}).get(table) or {}
         if spec.get("runs"):
             folders += [str(run.folder) for run in table_runs(params, table)]
-        if table == "table1" and spec.get("runs"):
+        if table in ("table1", "figure1") and spec.get("runs"):
             folders += [f"{MAIN_RUNS}/{task}-floor" for task in spec["runs"]["tasks"]]
     return list(dict.fromkeys(folders))
 
@@ -495,7 +496,7 @@ TABLE_STAGES = [
     table_stage("cove_table", ["results/cove/bleu.json", "results/metrics/cove_published_bleu.json",
                                "results/metrics/multi30k_data.json"], [], ["cove.md"]),
     # Figure 1 (§5.4): dev metric against training-set size, the runs tables.figure1 lists
-    replace(table_stage("figure1", [], ["tables.figure1"], ["figure1.md"], run_tables=("figure1",)),
+    replace(table_stage("figure1", [], ["tables.figure1"], ["figure1.md", "figure1.json"], run_tables=("figure1",)),
             plots=[f"{TABLES}/figure1.csv", f"{TABLES}/figure1.png"],
             plot_props={f"{TABLES}/figure1.csv": {"template": "learning_curve", "x": "train_examples", "y": "dev"}}),
     # Figure 2 (§5.5): the learned layer weights of the runs tables.figure2 lists (Table 1's +ELMo)
@@ -518,10 +519,11 @@ def floor_stage(task: str) -> Stage:
         name=f"floor_{task}",
         module="floor",
         args=f"--task {task}",
-        code=[f"elmo_repro.tasks.{task}"],
+        code=[f"elmo_repro.tasks.{task}", f"elmo_repro.tasks.{task}.units"],
         deps=[TASKS[task].data_dir],
         params=[],
         outs=[f"{MAIN_RUNS}/{task}-floor/predictions.json"],
+        committed=[f"{MAIN_RUNS}/{task}-floor/units.csv"],
         metrics=[f"{MAIN_RUNS}/{task}-floor/metrics.json"],
         threads=1,
         task=task,

@@ -296,7 +296,7 @@ def _table1_head(frame: pd.DataFrame, per_seed: list[str], profile: str, spec: d
         f"{100 * CLEARLY_BELOW:.0f}% below the loss of predicting the training label frequencies (SST-5, "
         "SNLI; kept in the mean, marked per seed below).",
         "",
-        frame.to_markdown(index=False),
+        frame.to_markdown(index=False, disable_numparse=True),   # as printed: 88.0 stays 88.0
         "",
         *per_seed,
         "",
@@ -308,7 +308,8 @@ def _perplexity_lines(perplexity: dict[str, Any], paper_perplexity: str) -> list
     return [
         "## biLM held-out perplexity",
         "",
-        f"Average of forward and backward perplexity (full softmax, all targets incl. `</S>`/`<S>` and "
+        f"exp of the mean of the forward and backward NLLs, i.e. the geometric mean of the two "
+        f"perplexities (full softmax, all targets incl. `</S>`/`<S>` and "
         f"`<UNK>`) on {int(ppl['heldout_tokens']):,} tokens of 1B Word heldout sections 12–13 never seen "
         f"in training: **{ppl['perplexity']:.1f}** (forward {ppl['forward_perplexity']:.1f}, backward "
         f"{ppl['backward_perplexity']:.1f}); unigram model on the same targets: "

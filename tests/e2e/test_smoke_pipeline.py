@@ -2,7 +2,9 @@
 the repository (so the tiny profile's dvc.lock and results are never touched)."""
 
 import json
+import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -60,7 +62,9 @@ def test_table_has_the_task_rows_and_perplexity(smoke_repo):
             assert full[key] == row[key]                           # the same runs in both views
         assert 0.0 < row["floor"] < 100.0
         # the main job's table reads the main job's runs: its control column is the analysis job's
-        assert row["control"] is None and 0.0 < full["control"]["mean"] <= 100.0
+        # (0 allowed: coreference's smoke control finds no link in 6 epochs on some CPUs, e.g. an
+        # AVX-512 Xeon, where the AMD machines' builds found some)
+        assert row["control"] is None and 0.0 <= full["control"]["mean"] <= 100.0
         assert {r for key in ("baseline", "elmo", "control") for r in full[key]["runs"]} == {
             f"{task}-{elmo}-s0" for elmo in ("baseline", "elmo", "char_layer")}
         assert (smoke_repo / "results/analysis/runs" / f"{task}-char_layer-s0/metrics.json").is_file()
@@ -73,6 +77,29 @@ def test_table_has_the_task_rows_and_perplexity(smoke_repo):
     for name in ("table4.md", "table5.md", "table6.md", "cove.md", "finetuning.md",   # the analysis job's views
                  "table2.md", "table3.md", "table7.md", "figure1.md", "figure1.png", "figure2.md", "figure2.png"):
         assert (smoke_repo / "results/tables" / name).stat().st_size > 0, name
+
+
+def test_every_p_value_is_rederived_from_what_git_tracks(smoke_repo, tmp_path):
+    """A clone holds no DVC output: without the cache, the prepared data, the models and the runs'
+    predictions, the committed unit statistics re-derive every p-value, Holm p and detectable
+    difference of the tables (Table 1's controls, Tables 2, 3 and 7, Figure 1)."""
+    dvc_outputs = {".dvc", ".git", "data", "models", "mlruns", "mlflow.db"}
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        top = Path(folder) == smoke_repo
+        return {n for n in names if (top and n in dvc_outputs) or n in ("predictions.json", "model.pt")}
+
+    clone = tmp_path / "clone"
+    shutil.copytree(smoke_repo, clone, ignore=ignore)
+    assert not list(clone.glob("results/**/predictions.json"))
+    out = run([sys.executable, "-m", "elmo_repro.views.rederive", "--quiet"], clone)
+    assert out.strip().endswith("all agree"), out[-3000:]
+    # every table that tests differences was re-derived (its comparisons counted in the summary)
+    counted = int(out.strip().splitlines()[-1].split()[0])
+    expected = sum(len(json.loads((clone / "results/tables" / f"{name}.json").read_text())["comparisons"][split])
+                   for name in ("table2", "table3", "table7", "figure1") for split in ("dev", "test"))
+    expected += len(json.loads((clone / "results/tables/table1_controls.json").read_text())["bootstrap"])
+    assert counted == expected > 0
 
 
 def test_report_page_in_a_browser(smoke_repo):

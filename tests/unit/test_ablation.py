@@ -8,6 +8,7 @@ import pytest
 from elmo_repro.experiments.rendering import render_runs
 from elmo_repro.experiments.specs import job_runs
 from elmo_repro.tasks.base import get_task
+from elmo_repro.tasks.units import task_units, write_units
 from elmo_repro.views import ablation
 from elmo_repro.views.query import table_runs
 
@@ -28,10 +29,13 @@ def test_a_spec_that_computes_an_existing_run_reads_it():
     assert cells[("elmo_input", "srl")] == "srl-elmo-s0" and cells[("elmo_input", "snli")] == "snli-elmo_input-s0"
 
 
-def write_run(root, run_id, dev, test, dev_score, test_score, best_epoch=2):
+def write_run(root, run_id, splits, dev, test, dev_score, test_score, best_epoch=2):
+    """A run folder as a clone holds it: metrics and unit statistics (no predictions)."""
     folder = root / run_id
     folder.mkdir(parents=True)
-    (folder / "predictions.json").write_text(json.dumps({"dev": dev, "test": test}))
+    units = task_units("snli")
+    write_units(folder / "units.csv", "snli", {"dev": units.statistics(splits["dev"], dev),
+                                               "test": units.statistics(splits["test"], test)})
     (folder / "metrics.json").write_text(json.dumps({"dev_accuracy": dev_score, "test_accuracy": test_score,
                                                      "best_epoch": best_epoch, "epochs": 3}))
 
@@ -39,7 +43,6 @@ def write_run(root, run_id, dev, test, dev_score, test_score, best_epoch=2):
 def test_the_view_sets_the_paper_beside_dev_and_test_and_compares_on_both(tmp_path, monkeypatch):
     task = get_task("snli")
     splits = {s: task.read(s, FIXTURE) for s in ("dev", "test")}
-    monkeypatch.setattr(ablation, "get_task", lambda name: type("T", (), {"read": lambda self, s: splits[s]})())
     monkeypatch.chdir(tmp_path)
     (tmp_path / "paper").mkdir()
     (tmp_path / "paper/t3.csv").write_text("task,name,metric,input_only,output_only\nsnli,SNLI,accuracy,88.9,88.7\n")
@@ -50,8 +53,8 @@ def test_the_view_sets_the_paper_beside_dev_and_test_and_compares_on_both(tmp_pa
     gold = {s: [task.labels.index(e["label"]) for e in examples] for s, examples in splits.items()}
     runs = tmp_path / "results/analysis/runs"
     for seed, score in ((0, 60.0), (1, 70.0)):
-        write_run(runs, f"snli-elmo_input-s{seed}", gold["dev"], gold["test"], score, 100.0, best_epoch=3)
-        write_run(runs, f"snli-elmo_output-s{seed}", [0] * len(gold["dev"]), [0] * len(gold["test"]), 50.0, 40.0)
+        write_run(runs, f"snli-elmo_input-s{seed}", splits, gold["dev"], gold["test"], score, 100.0, best_epoch=3)
+        write_run(runs, f"snli-elmo_output-s{seed}", splits, [0] * len(gold["dev"]), [0] * len(gold["test"]), 50.0, 40.0)
     files = ablation.ablation_files(params, "table3")
     text = files["table3.md"]
     assert "| SNLI (accuracy) | 88.9 / 65.00 ± 7.07† | 88.7 / 50.00 ± 0.00 |" in text

@@ -14,6 +14,7 @@ from fp_bounds import gamma
 from elmo_repro.elmo.layer_source import cached_example_layers, feature_path
 from elmo_repro.experiments.specs import TASKS, ElmoSpec, RunSpec, render_runs
 from elmo_repro.tasks.base import SPLITS, get_task
+from elmo_repro.tasks.units import read_units, task_units
 from elmo_repro.training.trainer import prepare_run, train_run
 from elmo_repro.vectors import load_text_vectors
 
@@ -202,8 +203,12 @@ def test_run_stage_writes_the_run_folder(name, tmp_path, monkeypatch):
         stage.main(["--run", run_id, "--threads", "1"])
         out = Path("results/runs") / run_id
         assert sorted(p.name for p in out.iterdir()) == ["history.csv", "metrics.json", "model.pt",
-                                                         "predictions.json", "scalar_mix.json", "spec.json"]
+                                                         "predictions.json", "scalar_mix.json", "spec.json", "units.csv"]
         metrics = json.loads((out / "metrics.json").read_text())
+        # the unit statistics re-derive the run's test score (what every significance test reads)
+        units = task_units(name)
+        _, statistics = read_units(out / "units.csv", name, "test")
+        assert float(units.reduce(statistics.sum(axis=0))) == pytest.approx(metrics[f"test_{units.METRIC}"], abs=1e-9)
         assert all(isinstance(v, (int, float)) for v in metrics.values())      # flat
         assert json.loads((out / "spec.json").read_text())["seed"] == 0
         assert (out / "history.csv").read_text().splitlines()[0] == f"epoch,train_loss,dev_{task.metric}"

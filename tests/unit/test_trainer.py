@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from elmo_repro.training.trainer import build_optimizer, select_training, train_batches
+from elmo_repro.training.trainer import build_optimizer, epoch_batches, select_training, train_batches
 
 
 def test_training_subset_is_fixed_nested_and_in_file_order():
@@ -25,6 +25,18 @@ def test_batches_cover_every_example_once_and_follow_the_seed():
     batches = train_batches(lengths, 4, np.random.default_rng(3))
     assert sorted(i for b in batches for i in b) == list(range(10))
     assert [len(b) for b in batches].count(2) == 1                         # 10 = 4 + 4 + 2
+
+
+def test_a_small_data_epoch_has_a_full_epochs_updates():
+    lengths = np.array([5, 1, 3, 5, 2, 1, 4])                             # 7 examples: 2 batches of 4 a pass
+    assert epoch_batches(lengths, 4, np.random.default_rng(3)) == train_batches(lengths, 4, np.random.default_rng(3))
+    batches = epoch_batches(lengths, 4, np.random.default_rng(3), updates=5)
+    assert len(batches) == 5                                               # passes 1 and 2, and 1 batch of pass 3
+    rng = np.random.default_rng(3)
+    passes = train_batches(lengths, 4, rng) + train_batches(lengths, 4, rng) + train_batches(lengths, 4, rng)
+    assert batches == passes[:5]
+    first_two = sorted(i for b in batches[:4] for i in b)
+    assert first_two == sorted(list(range(7)) * 2)                         # each pass covers every example once
 
 
 def test_optimizer_from_config():

@@ -245,7 +245,10 @@ def test_each_view_depends_on_exactly_its_tables_runs():
     # Table 3's SRL "input only" is Table 1's srl-elmo run, in the main job's folder
     assert {"results/runs/srl-elmo-s0", "results/analysis/runs/srl-elmo_both-s0"} <= run_deps["table3"]
     assert not any("elmo_input" in d for d in run_deps["table3"] if "/srl-" in d)
-    assert all("-f" in d.rsplit("-s", 1)[1] or d.endswith(("-s0", "-s1", "-s2")) for d in run_deps["figure1"])
+    # Figure 1: its runs at every fraction, and its tasks' floors (a run that never beat its floor is marked)
+    floors = {d for d in run_deps["figure1"] if d.endswith("-floor")}
+    assert floors == {"results/runs/snli-floor", "results/runs/srl-floor"}
+    assert all("-f" in d.rsplit("-s", 1)[1] or d.endswith(("-s0", "-s1", "-s2")) for d in run_deps["figure1"] - floors)
     assert not run_deps["table4"] and not run_deps["cove_table"]      # the probes' views read no run
 
 

@@ -58,6 +58,9 @@ class TrainerConfig(Strict):
                                                          # (document-qa: 0.999); None: the trained weights
     patience: int | None = Field(default=None, ge=1)     # stop after this many epochs without a better dev
                                                          # metric (allennlp's patience); None: run every epoch
+    # a run on a fraction of the training set: "epochs" = the full run's passes (fewer updates),
+    # "updates" = each epoch as many updates as a full-data epoch (training.trainer)
+    small_data: Literal["epochs", "updates"] = "epochs"
 
 
 VectorsPath = Annotated[str, Field(min_length=1)]        # a word2vec/GloVe text file

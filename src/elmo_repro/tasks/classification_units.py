@@ -1,7 +1,6 @@
 """Evaluation units of the accuracy tasks (SST-5, SNLI) for the paired bootstrap
 (:mod:`elmo_repro.significance`): examples grouped by a text, each group with ``[correct,
-examples]``, so :func:`~elmo_repro.significance.mean_percent` of their sum is the accuracy. Not
-imported by the tasks: a run does not depend on this file."""
+examples]``, so :func:`~elmo_repro.tasks.units.mean_percent` of their sum is the accuracy."""
 
 from __future__ import annotations
 

@@ -11,6 +11,12 @@ supplies reading, encoding, collation, the model and the metric.
   same subset, and the subset of a smaller fraction is part of a larger one's.
 * Batches: each epoch the examples are shuffled, stably sorted by length and cut into batches of
   ``batch_size`` (similar lengths, little padding), and the batch order is shuffled.
+* Small data (``small_data``): with ``epochs``, a run on a fraction of the training set makes the
+  full run's number of passes, so a 1% run gets 1% of its updates; with ``updates``, an epoch of
+  such a run is as many updates as a full-data epoch (passes over the subset, each shuffled
+  anew, cut at that count), so every fraction gets the full run's updates and dev evaluations
+  (the paper trained every point of its Figure 1 to convergence). ``updates`` in the metrics
+  counts the steps taken.
 * Updates: the optimizer from config (Adam, Adadelta or SGD), the gradient norm clipped to
   ``grad_clip``; with ``lr_plateau`` the learning rate is multiplied by its ``factor`` after
   ``patience`` epochs without a better dev metric (ESIM's schedule). A non-finite loss stops the
@@ -92,6 +98,18 @@ def train_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator
     order = order[np.argsort(lengths[order], kind="stable")]
     batches = [order[i:i + batch_size].tolist() for i in range(0, len(order), batch_size)]
     return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def epoch_batches(lengths: np.ndarray, batch_size: int, rng: np.random.Generator,
+                  updates: int | None = None) -> list[list[int]]:
+    """One epoch's batches (:func:`train_batches`); with ``updates``, passes of them one after the
+    other until there are that many, cut there (a small-data run's epoch of a full epoch's updates).
+    One pass draws exactly what :func:`train_batches` draws, so ``updates`` = one pass's batches
+    changes nothing."""
+    batches = train_batches(lengths, batch_size, rng)
+    while updates is not None and len(batches) < updates:
+        batches += train_batches(lengths, batch_size, rng)
+    return batches if updates is None else batches[:updates]
 
 
 def eval_batches(lengths: np.ndarray, batch_size: int) -> list[list[int]]:
@@ -252,11 +270,16 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
     best_score, best_epoch, best_state, best_dev, best_dev_predictions = -math.inf, 0, None, {}, []
     history, seconds = [], []
     n_batches = -(-len(train_split.examples) // trainer["batch_size"])
+    # a small-data run with small_data "updates": an epoch of the full run's updates
+    full_batches = -(-len(select_training(len(data["train"]), trainer["max_train_examples"], 1.0)) // trainer["batch_size"])
+    matched = trainer.get("small_data", "epochs") == "updates" and spec.train_fraction < 1.0
+    n_batches = full_batches if matched else n_batches
     with Progress(f"{spec.id}", trainer["epochs"] * n_batches, "batches") as progress:
         for epoch in range(1, trainer["epochs"] + 1):
             start = time.monotonic()
             loss = train_epoch(model, run.optimizer, train_split,
-                               train_batches(train_split.lengths, trainer["batch_size"], run.rng),
+                               epoch_batches(train_split.lengths, trainer["batch_size"], run.rng,
+                                             n_batches if matched else None),
                                trainer["grad_clip"], epoch, progress, ema, precision)
             seconds.append(time.monotonic() - start)
             with ema.applied() if ema is not None else contextlib.nullcontext():
@@ -280,7 +303,8 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
     test_predictions = predict(model, splits["test"], eval_size, precision)
     test = task.score(splits["test"].examples, test_predictions)
     metrics = {**{f"dev_{k}": v for k, v in best_dev.items()}, **{f"test_{k}": v for k, v in test.items()},
-               "best_epoch": best_epoch, "epochs": len(history), "train_examples": len(train_split.examples)}
+               "best_epoch": best_epoch, "epochs": len(history), "train_examples": len(train_split.examples),
+               "updates": n_batches * len(history)}
     return RunResult(metrics=metrics, history=history,
                      mixes=model.elmo.report() if getattr(model, "elmo", None) is not None else {},
                      predictions={"dev": best_dev_predictions, "test": test_predictions},

@@ -7,9 +7,9 @@ number beside ours in each cell.
 The paper reports these tables on the development sets. Ours are on each task's selection split
 (the one the best epoch is chosen on, so optimistic, as the paper's are) and, beside it, on the
 test split, which no choice was made on. Each cell is the mean ± sample std over seeds; † marks a
-cell with a run whose best epoch was its last. Every pair of ``compare`` gets a paired bootstrap
-on both splits (:mod:`.bootstrap`; seeds paired, Holm over the table's comparisons of a split) and
-the smallest difference it could detect: the paper's ablation effects are 0.2–0.7 points, and
+cell with a run whose best epoch was its last. Every pair of ``compare`` gets a test over seeds and
+test units on both splits (:mod:`.bootstrap`, from the runs' committed unit statistics; seeds
+paired, Holm over the table's comparisons of a split) and the smallest difference it could detect: the paper's ablation effects are 0.2–0.7 points, and
 where ours cannot resolve them the table says so rather than calling a difference a finding.
 """
 
@@ -24,9 +24,8 @@ import pandas as pd
 from ..experiments.tasks import TASKS
 from ..io import read_json
 from ..tables import read_paper_table
-from ..tasks.base import get_task
 from . import Output
-from .bootstrap import RESAMPLES, compare, format_p, holm_table
+from .bootstrap import COMPARISON_HEADER, RESAMPLES, compare, comparison_row, holm_table, significance_note
 from .labels import LABELS
 from .query import TableRun, table_runs
 
@@ -57,8 +56,9 @@ def cell(runs: list[TableRun], split: str, metric: str) -> dict[str, Any] | None
             "still_learning": still, "runs": [r.id for r in runs]}
 
 
-def ablation(params: dict[str, Any], table: str, resamples: int = RESAMPLES) -> dict[str, Any]:
-    """The table's cells and comparisons on both splits (a JSON-able dict)."""
+def ablation(params: dict[str, Any], table: str, resamples: int = RESAMPLES, seed: int = 0) -> dict[str, Any]:
+    """The table's cells and comparisons on both splits (a JSON-able dict); ``seed``: the
+    resampling seed of the tests (the tables use 0)."""
     spec = params["tables"][table]
     runs = table_runs(params, table)
     paper = {row["task"]: row for row in read_paper_table(spec["paper"])}
@@ -71,10 +71,9 @@ def ablation(params: dict[str, Any], table: str, resamples: int = RESAMPLES) -> 
                                       **{split: cell(of(name), split, metric) for split in SPLITS}}
                                for name, column in columns_of(spec).items()}})
         for split in SPLITS:
-            examples = get_task(task).read(split)
             for other, treatment in spec["compare"]:
                 comparisons[split].append({"task": task, "other": other, "treatment": treatment,
-                                           **compare(task, of(other), of(treatment), examples, resamples, split, memo)})
+                                           **compare(task, of(other), of(treatment), resamples, split, memo, seed)})
     return {"profile": params["profile"], "table": table, "rows": rows,
             "comparisons": {split: holm_table(items) for split, items in comparisons.items()}}
 
@@ -103,20 +102,12 @@ def markdown(result: dict[str, Any], spec: dict[str, Any], resamples: int = RESA
                 text = "—" if ours is None else f"{ours['mean']:.2f} ± {ours['std']:.2f}" + ("†" if ours["still_learning"] else "")
                 cells.append(f"{c['paper'] or '—'} / {text}" if split == "dev" else text)
             lines.append(f"| {TASKS[row['task']].title} ({row['metric']}) | " + " | ".join(cells) + " |")
-        lines += ["", "| Task | Comparison | Units | Difference | SE | p (bootstrap) | p (Holm) | Detectable |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += ["", *COMPARISON_HEADER]
         for c in result["comparisons"][split]:
             label = f"{LABELS.get(columns[c['treatment']], c['treatment'])} vs {LABELS.get(columns[c['other']], c['other'])}"
-            verdict = " *" if c["p_holm"] < 0.05 else ""
-            lines.append(f"| {TASKS[c['task']].title} | {label} | {c['units']:,} {c['unit']}s × {c['seeds']} seeds | "
-                         f"{c['difference']:+.2f}{verdict} | {c['standard_error']:.2f} | {format_p(c['p_value'], resamples)} | "
-                         f"{format_p(c['p_holm'], resamples)} | {c['detectable']:.2f} |")
+            lines.append(comparison_row(TASKS[c["task"]].title, label, c))
         lines.append("")
-    lines += [f"Paired bootstrap: {resamples:,} resamples of the split's independent units (SQuAD paragraphs, "
-              "SNLI premises, SRL sentences) and of the paired seeds, the corpus metric recomputed on each; "
-              "Holm over the table's comparisons on that split; \\* p (Holm) < 0.05. Detectable: the smallest "
-              "true difference the test finds with power 0.8 at α = 0.05 (2.80 SE); a difference the paper "
-              "reports that is smaller than it cannot be confirmed or refuted here.", ""]
+    lines += ["Units: SQuAD paragraphs, SNLI premises, SRL sentences. " + significance_note(resamples), ""]
     return "\n".join(lines)
 
 

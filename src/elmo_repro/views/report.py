@@ -47,7 +47,7 @@ FIGURES = ("figure1", "figure2")
 ABLATIONS = ("table2", "table3", "table7")
 # Every file the page reads: each section's Markdown, the run tables' JSON, the figures' CSV and PNG
 # (the report stage's dependencies in workflow/registry.py)
-INPUTS = ([f"{stem}.md" for stem, _ in SECTIONS] + [f"{stem}.json" for stem in ("table1_controls", *ABLATIONS)]
+INPUTS = ([f"{stem}.md" for stem, _ in SECTIONS] + [f"{stem}.json" for stem in ("table1_controls", *ABLATIONS, "figure1")]
           + [f"{stem}.{ext}" for stem in FIGURES for ext in ("csv", "png")])
 # Marks each <img> data-loaded="true" once decoded (false on an error): the report's browser test reads it.
 IMAGE_CHECK = ("for (const img of document.images) {"
@@ -60,19 +60,30 @@ th{background:#f3f3f3}code{background:#f6f6f6;padding:0 .2rem}.held{color:#075}.
 .unresolved{color:#555}.runs{font-size:.8rem;color:#444}img{max-width:100%}section{margin-bottom:2rem}"""
 
 
-def verdict(difference: float, p_holm: float, paper_difference: float | None, detectable: float) -> tuple[str, str]:
-    """(class, text) of one comparison: ``held`` when ours goes the paper's way with Holm p < 0.05,
-    ``reversed`` when it goes the other way with Holm p < 0.05, else ``unresolved`` (saying whether
-    the paper's difference is below what our seeds and split can detect)."""
+def verdict(c: dict[str, Any], paper_difference: float | None) -> tuple[str, str]:
+    """(class, text) of one comparison ``c`` (a table's row: ``difference``, ``decision``,
+    ``p_holm``, ``p_holm_mc_se``, ``detectable``, ``seeds``): ``held`` when ours goes the paper's way
+    and is significant (Holm p below α by more than two Monte-Carlo SEs), ``reversed`` when it goes
+    the other way and is significant, else ``unresolved``, saying why: one seed (seed noise not
+    estimated), a Holm p within Monte-Carlo error of α, or a paper difference below what our seeds
+    and split could detect at the comparison's Holm level."""
+    from ..significance import NOT_RESOLVED, SIGNIFICANT   # numpy and scipy: not for workflow/registry.py
+
     if paper_difference is None:
         return ("unresolved", "no paper number to compare")
-    if p_holm < ALPHA and paper_difference != 0 and (difference > 0) == (paper_difference > 0):
+    if c["seeds"] < 2:
+        return ("unresolved", "not resolved: one seed, so seed noise is not part of the test")
+    difference, decision = c["difference"], c["decision"]
+    if decision == SIGNIFICANT and paper_difference != 0 and (difference > 0) == (paper_difference > 0):
         return ("held", "held")
-    if p_holm < ALPHA and (paper_difference == 0 or (difference > 0) != (paper_difference > 0)):
+    if decision == SIGNIFICANT:
         return ("reversed", "reversed" if paper_difference != 0 else "the paper shows none; ours is significant")
-    if abs(paper_difference) < detectable:
+    if decision == NOT_RESOLVED:
+        return ("unresolved", f"not resolved: Holm p {c['p_holm']:.4f} is within two Monte-Carlo SEs "
+                              f"({c['p_holm_mc_se']:.4f}) of {ALPHA}")
+    if abs(paper_difference) < c["detectable"]:
         return ("unresolved", f"not resolved: the paper's {abs(paper_difference):.2f} is below the "
-                              f"{detectable:.2f} our seeds and split could detect")
+                              f"{c['detectable']:.2f} our seeds and split could detect")
     return ("unresolved", "not resolved: no significant difference here")
 
 
@@ -87,7 +98,7 @@ def findings(tables: dict[str, dict[str, Any]], labels: dict[str, dict[str, str]
 
     Args:
         tables: view name -> the view's JSON (``table1_controls``, ``table2``, ``table3``,
-            ``table7``) or rows of its CSV as dicts (``figure1``, ``figure2``); absent views are skipped.
+            ``table7``, ``figure1``) or rows of its CSV as dicts (``figure2``); absent views are skipped.
         labels: per ablation table, ELMo spec -> its column's label (default: the spec names).
 
     Returns:
@@ -103,7 +114,7 @@ def findings(tables: dict[str, dict[str, Any]], labels: dict[str, dict[str, str]
                 continue
             title = TASKS[c["task"]].title
             paper_diff = _number(paper[title]["paper_increase_absolute"]) if title in paper else None
-            kind, text = verdict(c["difference"], c["p_holm"], paper_diff, c["detectable"])
+            kind, text = verdict(c, paper_diff)
             out.append({"source": "Table 1", "claim": f"{title}: +ELMo beats the baseline (paper +{paper_diff})",
                         "ours": f"{c['difference']:+.2f} on the {c['split']} split, Holm p {c['p_holm']:.3g}",
                         "verdict": kind, "text": text})
@@ -116,30 +127,36 @@ def findings(tables: dict[str, dict[str, Any]], labels: dict[str, dict[str, str]
             row = cells[c["task"]]
             a, b = _number(row[c["treatment"]]["paper"]), _number(row[c["other"]]["paper"])
             paper_diff = None if a is None or b is None else round(a - b, 4)
-            kind, text = verdict(c["difference"], c["p_holm"], paper_diff, c["detectable"])
+            kind, text = verdict(c, paper_diff)
             label = (labels or {}).get(name, {})
             claim = f"{TASKS[c['task']].title}: {label.get(c['treatment'], c['treatment'])} − {label.get(c['other'], c['other'])}"
             out.append({"source": name.replace("table", "Table "),
                         "claim": claim + ("" if paper_diff is None else f" = {paper_diff:+.2f} (paper, dev)"),
                         "ours": f"{c['difference']:+.2f} on dev, Holm p {c['p_holm']:.3g}", "verdict": kind,
                         "text": text})
-    out += _figure1(tables.get("figure1") or []) + _figure2(tables.get("figure2") or [])
+    out += _figure1(tables.get("figure1") or {}) + _figure2(tables.get("figure2") or [])
     return out
 
 
-def _figure1(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """§5.4: ELMo's gain is larger with less training data (descriptive: seed means on dev)."""
+def _figure1(figure: dict[str, Any]) -> list[dict[str, Any]]:
+    """§5.4: ELMo's gain is larger with less training data, tested per task on dev (the contrast
+    "gain at the smallest size − gain on the full set" of ``figure1.json``); not resolved where a
+    point of it holds a run that never learned."""
     out = []
-    for task in sorted({r["task"] for r in rows}):
-        by = {(r["setting"], int(r["train_examples"])): float(r["dev"]) for r in rows if r["task"] == task}
-        sizes = sorted({n for setting, n in by if setting == "baseline"} & {n for setting, n in by if setting == "+ELMo"})
-        if len(sizes) < 2:
+    rows = figure.get("rows", [])
+    for c in figure.get("comparisons", {}).get("dev", []):
+        if len(c["fractions"]) != 2:
             continue
-        gain = {n: by[("+ELMo", n)] - by[("baseline", n)] for n in sizes}
-        held = gain[sizes[0]] > gain[sizes[-1]]
-        out.append({"source": "Figure 1", "claim": f"{task}: ELMo's gain is larger with less training data",
-                    "ours": f"dev gain {gain[sizes[0]]:+.2f} at {sizes[0]:,} examples, {gain[sizes[-1]]:+.2f} at {sizes[-1]:,}",
-                    "verdict": "descriptive", "text": ("held" if held else "not held") + " (seed means; no test)"})
+        title = TASKS[c["task"]].title
+        stalled = sorted({int(r["train_examples"]) for r in rows if r["task"] == title and r["fraction"] in c["fractions"]
+                          and int(r.get("never_learned", 0)) > 0})
+        kind, text = verdict(c, 1.0)       # the paper: a positive contrast (a larger gain with less data)
+        if stalled:
+            kind, text = "unresolved", ("not resolved: runs at " + ", ".join(f"{n:,}" for n in stalled)
+                                        + " examples never learned")
+        out.append({"source": "Figure 1", "claim": f"{title}: ELMo's gain is larger with less training data",
+                    "ours": f"{c['comparison']}: {c['difference']:+.2f} on dev (SE {c['standard_error']:.2f}), "
+                            f"Holm p {c['p_holm']:.3g}", "verdict": kind, "text": text})
     return out
 
 
@@ -205,12 +222,11 @@ def build(params: dict[str, Any], tables_dir: Path = TABLES, commit: Callable[[]
 
     markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
     data: dict[str, Any] = {}
-    for name in ("table1_controls", *ABLATIONS):
+    for name in ("table1_controls", *ABLATIONS, "figure1"):
         if (tables_dir / f"{name}.json").is_file():
             data[name] = json.loads((tables_dir / f"{name}.json").read_text(encoding="utf-8"))
-    for name in FIGURES:
-        if (tables_dir / f"{name}.csv").is_file():
-            data[name] = _read_csv(tables_dir / f"{name}.csv")
+    if (tables_dir / "figure2.csv").is_file():
+        data["figure2"] = _read_csv(tables_dir / "figure2.csv")
     e = html.escape
     body = [f"<h1>ELMo reproduced: the report (profile <code>{e(str(params['profile']))}</code>)</h1>",
             f"<p>Built from git commit <code>{e(commit())}</code> by <code>dvc repro analysis/dvc.yaml</code> "
@@ -219,10 +235,11 @@ def build(params: dict[str, Any], tables_dir: Path = TABLES, commit: Callable[[]
             "<code>tags.run_id = '&lt;name&gt;'</code>).</p>",
             "<nav><ul>" + "".join(f'<li><a href="#{stem}">{e(title)}</a></li>' for stem, title in SECTIONS) + "</ul></nav>",
             '<section id="findings"><h2>The paper\'s findings, here</h2>',
-            "<p>Verdicts from the tables' paired bootstrap comparisons (Holm-corrected within each table; "
-            "Tables 2, 3 and 7 on the selection split, as the paper's dev numbers; Table 1 on the test split). "
-            "Held: ours goes the paper's way with Holm p &lt; 0.05; reversed: the other way with Holm p &lt; 0.05; "
-            "not resolved: neither. The figures' findings are descriptive (seed means, no test).</p>",
+            "<p>Verdicts from the tables' tests over training seeds and test units (Holm-corrected within each "
+            "table; Tables 2, 3 and 7 and Figure 1 on the selection split, as the paper's dev numbers; Table 1 "
+            "on the test split). Held: ours goes the paper's way and its Holm p is below 0.05 by more than two "
+            "Monte-Carlo SEs; reversed: the same, the other way; not resolved: neither (the reason is given). "
+            "Figure 2's findings are descriptive (seed means, no test).</p>",
             "<table><thead><tr><th>Source</th><th>The paper's finding</th><th>Ours</th><th>Verdict</th></tr></thead><tbody>"]
     labels = {name: {spec: LABELS.get(column, column) for spec, column in params["tables"][name].get("columns", {}).items()}
               for name in ABLATIONS if name in params.get("tables", {})}

@@ -1,19 +1,22 @@
 """Coreference's evaluation units for the paired bootstrap (:mod:`elmo_repro.significance`):
 documents, each with its 12 MUC, B³ and CEAFφ4 counts (:func:`~elmo_repro.metrics.coref.
 document_counts`; singletons removed from the key, as the task's primary score), so
-:func:`~elmo_repro.significance.coref_average_f1` of their sum is the task's average F1. Not
-imported by the task: a run does not depend on this file."""
+:func:`~elmo_repro.tasks.units.coref_average_f1` of their sum is the task's average F1.
+Each run writes them beside its metrics (``units.csv``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ...metrics.coref import document_counts, remove_singletons
-from ...significance import coref_average_f1 as reduce  # noqa: F401  (the metric of the summed statistics)
+from ..units import coref_average_f1 as reduce  # noqa: F401  (the metric of the summed statistics)
 from . import clusters_of
 
 UNIT = "document"
 METRIC = "avg_f1"
+# the statistics, as units.csv names them: recall and precision numerators and denominators per metric
+COLUMNS = tuple(f"{m}_{part}" for m in ("muc", "b3", "ceafe")
+                for part in ("recall_num", "recall_den", "precision_num", "precision_den"))
 
 
 def statistics(examples: list[dict], predictions: list) -> tuple[list[str], np.ndarray]:

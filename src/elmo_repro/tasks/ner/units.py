@@ -1,7 +1,8 @@
 """NER's evaluation units for the paired bootstrap (:mod:`elmo_repro.significance`): sentences
 (identical sentences, which share a text id, are one unit), each with its entity counts ``[true positives, predicted, gold]`` (conlleval's exact type-and-
-boundary match on IOB2, seqeval's chunking), so :func:`~elmo_repro.significance.span_f1` of their
-sum is the task's span F1. Not imported by the task: a run does not depend on this file."""
+boundary match on IOB2, seqeval's chunking), so :func:`~elmo_repro.tasks.units.span_f1` of their
+sum is the task's span F1. Each run writes them beside its metrics
+(``units.csv``)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import numpy as np
 from seqeval.metrics.sequence_labeling import get_entities
 
 from ...data.conll import to_iob2
-from ...significance import span_f1 as reduce  # noqa: F401  (the metric of the summed statistics)
+from ..units import span_f1 as reduce  # noqa: F401  (the metric of the summed statistics)
 from ..units import grouped
 
 UNIT = "sentence"
 METRIC = "f1"
+COLUMNS = ("true_positives", "predicted", "gold")   # the statistics, as units.csv names them
 
 
 def statistics(examples: list[dict], predictions: list[list[str]]) -> tuple[list[str], np.ndarray]:

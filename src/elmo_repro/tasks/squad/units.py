@@ -1,8 +1,8 @@
 """SQuAD's evaluation units for the paired bootstrap (:mod:`elmo_repro.significance`): paragraphs
 (a paragraph's questions share its text and are not independent), each with ``[Σ F1, questions]``
 where a question's F1 is the best token F1 over its references (``evaluate-v1.1.py``), so
-:func:`~elmo_repro.significance.mean_percent` of their sum is the task's F1. Not imported by the
-task: a run does not depend on this file."""
+:func:`~elmo_repro.tasks.units.mean_percent` of their sum is the task's F1. Each run writes them beside its metrics
+(``units.csv``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ import numpy as np
 
 from ...data.squad import span_text
 from ...metrics.squad import token_f1
-from ...significance import mean_percent as reduce  # noqa: F401  (the metric of the summed statistics)
+from ..units import mean_percent as reduce  # noqa: F401  (the metric of the summed statistics)
 from ..units import grouped
 
 UNIT = "paragraph"
 METRIC = "f1"
+COLUMNS = ("f1_sum", "questions")   # the statistics, as units.csv names them
 
 
 def statistics(examples: list[dict], predictions: list[list[int]]) -> tuple[list[str], np.ndarray]:

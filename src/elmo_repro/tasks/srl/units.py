@@ -1,19 +1,21 @@
 """SRL's evaluation units for the paired bootstrap (:mod:`elmo_repro.significance`): sentences of
 the primary (WSJ) test set, each with the argument counts of all its propositions ``[correct,
 correct + excess, correct + missed]`` (``srl-eval.pl``'s ok, op, ms; ``V`` excluded), so
-:func:`~elmo_repro.significance.span_f1` of their sum, 2·ok / (2·ok + op + ms), is the task's F1.
-Not imported by the task: a run does not depend on this file."""
+:func:`~elmo_repro.tasks.units.span_f1` of their sum, 2·ok / (2·ok + op + ms), is the task's F1.
+Each run writes them beside its metrics
+(``units.csv``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ...metrics.srl_eval import arguments, bio_to_spans, score_proposition
-from ...significance import span_f1 as reduce  # noqa: F401  (the metric of the summed statistics)
+from ..units import span_f1 as reduce  # noqa: F401  (the metric of the summed statistics)
 from ..units import grouped
 
 UNIT = "sentence"
 METRIC = "f1"
+COLUMNS = ("correct", "predicted", "gold")   # the statistics, as units.csv names them
 DOMAIN = "wsj"              # the task's primary domain (its unprefixed metrics); Brown is scored apart
 
 
