@@ -11,11 +11,13 @@ on true differences (the power). Tests compared, on the same simulated data:
 * ``Welch (seeds)``: Welch's t-test over the per-seed scores on the whole test set.
 
 The data: ``units`` independent units (SNLI premises) of ``examples`` examples each; a unit's
-difficulty q ~ Beta(3, 2); each (setting, seed) draws an offset N(0, seed SD) (a training seed's
-luck), and each example is right with probability clip(q + offset [+ effect], 0.01, 0.99),
-independently (the per-example disagreement between seeds). The unit-level SE is the standard
-deviation of the difference of seed means with no seed noise, measured first; the seed SD is given
-as a multiple of it. Writes ``benchmarks/results/significance_level.json`` with ``--out``.
+difficulty q ~ Beta(3, 2) and how much easier it is for the treatment than for the control,
+δ ~ N(0, ``unit_sd``) (a setting × unit interaction: ELMo helps on some sentences and hurts on
+others; only a test over units sees it); each (setting, seed) draws an offset N(0, seed SD) (a
+training seed's luck), and each example is right with probability clip(q ∓ δ/2 + offset [+ effect],
+0.01, 0.99), independently (the per-example disagreement between seeds). Splitting δ symmetrically
+keeps the clipped null exactly null. The unit-level SE is the standard deviation of the difference
+of seed means with no seed noise, measured first; the seed SD is given as a multiple of it. Writes ``benchmarks/results/significance_level.json`` with ``--out``.
 """
 
 from __future__ import annotations
@@ -33,15 +35,19 @@ from elmo_repro.tasks.units import mean_percent
 ALPHA = 0.05
 
 
+UNIT_SD = 0.25        # the setting × unit interaction's SD, in probability (as large as the examples' noise)
+
+
 def simulate(rng: np.random.Generator, units: int, seeds: int, seed_sd: float, effect: float = 0.0,
-             examples: int = 3) -> tuple[np.ndarray, np.ndarray]:
+             examples: int = 3, unit_sd: float = UNIT_SD) -> tuple[np.ndarray, np.ndarray]:
     """(control, treatment) unit statistics ``[seeds, units, 2]`` (correct, examples) of one
-    simulated comparison; ``seed_sd`` and ``effect`` in accuracy points."""
+    simulated comparison; ``seed_sd`` and ``effect`` in accuracy points, ``unit_sd`` in probability."""
     difficulty = rng.beta(3.0, 2.0, size=units)
+    helps = rng.normal(0.0, unit_sd, size=units)
     sides = []
-    for shift in (0.0, effect):
+    for shift, half in ((0.0, -0.5), (effect, 0.5)):
         offsets = rng.normal(0.0, seed_sd / 100.0, size=(seeds, 1))
-        p = np.clip(difficulty[None, :] + offsets + shift / 100.0, 0.01, 0.99)
+        p = np.clip(difficulty[None, :] + half * helps[None, :] + offsets + shift / 100.0, 0.01, 0.99)
         correct = rng.binomial(examples, p)
         sides.append(np.stack([correct, np.full_like(correct, examples)], axis=-1).astype(float))
     return sides[0], sides[1]
@@ -99,12 +105,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sims", type=int, default=2000)
     parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--ratios", type=float, nargs="+", default=[0.0, 0.5, 1.0, 2.0, 3.0, 6.0],
+                        help="seed SD as multiples of the unit SE")
+    parser.add_argument("--effects", type=float, nargs="+", default=[0.0, 3.0],
+                        help="true differences as multiples of the total SE (0: the level)")
     parser.add_argument("--out", type=Path)
     known = parser.parse_args(argv)
     se = unit_se(200, 3, 500, np.random.default_rng(1))
     rows = []
-    for effect in (0.0, 2.0, 3.0):
-        for ratio in (0.0, 0.5, 1.0, 2.0, 3.0, 6.0):
+    for effect in known.effects:
+        for ratio in known.ratios:
             row = rejection_rates(ratio, effect, sims=known.sims, resamples=known.resamples, reference=True, se=se,
                                   seed=int(100 * ratio + 10 * effect))
             rows.append(row)

@@ -1,9 +1,10 @@
 """The tables' significance test holds its level with three seeds (benchmarks/significance_level.py
 simulates the data; docs/results.md shows the full level and power table).
 
-On simulated true nulls, 3 seeds, 200 units, the seed SD from 0 to 6 times the unit-level SE, the
-rejection rate at α = 0.05 must stay within 0.05 + 2 Monte-Carlo SE; the earlier bootstrap over
-units and seeds fails that where seed noise dominates (it is checked to, so this test can fail)."""
+On simulated true nulls (3 seeds, 200 units, a setting × unit interaction, the seed SD from 0 to 6
+times the unit-level SE) the rejection rate at α = 0.05 must stay within 0.05 + 2 Monte-Carlo SE;
+the earlier bootstrap over units and seeds fails that where seed noise dominates (it is checked to,
+so the simulation can tell a test that fails)."""
 
 import numpy as np
 import pytest
@@ -22,8 +23,8 @@ def test_level_holds_over_seed_noise_regimes(ratio):
 
 
 def test_power_on_a_true_difference():
-    # a true difference of 4 total SEs, unit noise only: found in about 40% of cases (the test is
-    # conservative there: docs/results.md); a test that never rejects would fail this
+    # a true difference of 4 total SEs, no seed noise: found in most cases (docs/results.md: 0.50
+    # at 3 SEs); a test that never rejects would fail this
     result = rejection_rates(0.0, 4.0, sims=300, resamples=300, seed=5, se=UNIT_SE)
     assert result["rates"]["seed+unit t"] >= 0.3, result
 
