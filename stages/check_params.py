@@ -143,10 +143,20 @@ def released_layer_problems(params: dict[str, Any], root: Path = Path(".")) -> l
             if spec.get("mix") == "fixed" and spec.get("bilm") != "cove" and spec["layer"] > n_layers]
 
 
+def mirror_problem(params: dict[str, Any], root: Path = Path(".")) -> list[str]:
+    """The data mirror itself missing, in one line with how to get one (instead of a line for every
+    file under it)."""
+    mirror = (params.get("data") or {}).get("mirror")
+    if mirror is None or (root / mirror).is_dir():
+        return []
+    return [f"data.mirror: the data mirror {mirror} does not exist: fetch one with `python -m elmo_repro.fetch "
+            f"--dest DIR` and render with `python -m workflow.profile {params.get('profile', 'tiny')} --mirror DIR`"]
+
+
 def main(argv: list[str] | None = None) -> None:
     stage_args(__doc__, argv)
     params = load_params()                     # raises InputError naming the key path
-    problems = released_layer_problems(params) + missing_inputs(params)
+    problems = mirror_problem(params) or released_layer_problems(params) + missing_inputs(params)
     if problems:
         shown = problems[:12] + ([f"... and {len(problems) - 12} more"] if len(problems) > 12 else [])
         raise InputError("params.yaml", "\n".join(["a stage would fail after DVC deleted its outputs:", *shown]))

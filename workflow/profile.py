@@ -90,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mirror", metavar="DIR",
                         help="the data mirror to read (data.mirror; default: the profile's, ../shared/data), "
                              "e.g. the folder `python -m elmo_repro.fetch --dest DIR` filled")
+    parser.add_argument("--allow-missing", action="store_true",
+                        help="render even when --mirror or --released names a path that is not here "
+                             "(params for another machine)")
     args = parser.parse_args(argv)
     if args.refresh == (args.name is not None):
         parser.error("give a profile name or --refresh")
@@ -104,12 +107,21 @@ def main(argv: list[str] | None = None) -> int:
         return rerender_pipelines(args.output)
     params = render(args.name)
     if args.mirror is not None:
+        if not Path(args.mirror).is_dir() and not args.allow_missing:
+            print(f"error: data mirror {args.mirror} not found: fetch one with `python -m elmo_repro.fetch --dest "
+                  f"{args.mirror}` (or pass --allow-missing to render params for another machine)", file=sys.stderr)
+            return 2
         params["data"] = {**params.get("data", {}), "mirror": args.mirror}
     if args.free_data:
         from .free_data import leave_out, licensed_left_out
         params = with_runs(leave_out(params, licensed_left_out()))
     if args.released:
         params = with_runs(use_released(params, args.released))
+        if not Path(params["bilm_source"]["path"]).exists() and not args.allow_missing:
+            print(f"error: released biLM {params['bilm_source']['path']} not found: `python -m elmo_repro.fetch "
+                  "--only elmo_released` fetches the original's (or pass --allow-missing to render params for "
+                  "another machine)", file=sys.stderr)
+            return 2
         print(f"released biLM {params['bilm_source']['path']}: no pretraining, perplexity or domain fine-tuning "
               "(the released files hold no softmax); every ELMo spec reads it as released (bilm: base)",
               file=sys.stderr)

@@ -11,7 +11,7 @@ from elmo_repro.data.eval_text import SPLIT_FILES, SPLITS
 from elmo_repro.io import InputError
 from elmo_repro.schema import validate_params
 from elmo_repro.tables import render_markdown
-from stages.check_params import missing_inputs
+from stages.check_params import mirror_problem, missing_inputs
 from workflow import profile
 from workflow.free_data import leave_out, licensed_left_out
 from workflow.registry import JOB_FILES, expand
@@ -117,7 +117,16 @@ def test_table1_says_what_was_left_out(free):
 
 def test_the_profile_command_writes_the_free_profile(tmp_path, capsys):
     out = tmp_path / "params.yaml"
-    assert profile.main(["tiny", "--free-data", "--mirror", "/data/mirror", "--output", str(out)]) == 0
+    assert profile.main(["tiny", "--free-data", "--mirror", "/data/mirror", "--output", str(out), "--allow-missing"]) == 0
     written = yaml.safe_load(out.read_text(encoding="utf-8"))
     assert written["data"]["mirror"] == "/data/mirror" and "srl" in written["data"]["left_out"]
     assert "left out: srl: needs srl_conll2005/devel/words, srl_conll2005/train/words" in capsys.readouterr().err
+
+
+def test_a_missing_mirror_is_one_line_saying_how_to_get_one(tmp_path):
+    params = profile.render("tiny")
+    params["data"]["mirror"] = str(tmp_path / "nothing")
+    [line] = mirror_problem(params)
+    assert line.startswith(f"data.mirror: the data mirror {tmp_path / 'nothing'} does not exist: fetch one with")
+    params["data"]["mirror"] = str(tmp_path)
+    assert mirror_problem(params) == []

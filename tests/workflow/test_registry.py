@@ -252,9 +252,19 @@ def test_each_view_depends_on_exactly_its_tables_runs():
     assert not run_deps["table4"] and not run_deps["cove_table"]      # the probes' views read no run
 
 
+def test_a_mirror_or_released_biLM_that_is_not_there_fails_in_one_line(tmp_path, capsys):
+    out = tmp_path / "params.yaml"
+    assert profile.main(["tiny", "--mirror", str(tmp_path / "nothing"), "--output", str(out)]) == 2
+    assert profile.main(["tiny", "--released", str(tmp_path / "no-bilm"), "--output", str(out)]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert errors[0].startswith(f"error: data mirror {tmp_path / 'nothing'} not found: fetch one with")
+    assert errors[1].startswith(f"error: released biLM {tmp_path / 'no-bilm'} not found:")
+    assert not out.exists()                                              # nothing written
+
+
 def test_profile_reads_a_fetched_mirror(tmp_path):
     out = tmp_path / "params.yaml"
-    assert profile.main(["tiny", "--mirror", "/data/elmo-mirror", "--output", str(out)]) == 0
+    assert profile.main(["tiny", "--mirror", "/data/elmo-mirror", "--output", str(out), "--allow-missing"]) == 0
     rendered = yaml.safe_load(out.read_text(encoding="utf-8"))
     expected = profile.render("tiny")
     expected["data"]["mirror"] = "/data/elmo-mirror"
