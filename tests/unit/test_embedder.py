@@ -349,7 +349,8 @@ def test_cli_invalid_utf8_is_a_one_line_error(tmp_path, model_dir, capsys):
     assert f"{src}:3" in err and "UTF-8" in err and "Traceback" not in err
     assert not dst.exists() and not list(tmp_path.glob(".out.hdf5.*"))
     assert main([str(src), str(dst), "--model", str(tmp_path / "nowhere")]) == 1
-    assert "biLM not found" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "biLM not found" in err and "made by the main job (`dvc repro`)" in err and "elmo_released" in err
 
 
 def test_cli_on_real_text_with_the_released_fixture(tmp_path, fixture_model):

@@ -102,7 +102,9 @@ def load_bilm(path: str | Path, weight_file: str | Path | None = None) -> BiLM:
         return _load_pair(path.parent / OPTIONS, path)
     if path.is_file():
         return _load_pair(path, path.parent / HDF5_WEIGHTS)
-    raise InputError(path, "biLM not found (expected a model directory, an options.json or a weight file)")
+    raise InputError(path, "biLM not found (expected a model directory, an options.json or a weight file); "
+                     "models/bilm is made by the main job (`dvc repro`), and `python -m elmo_repro.fetch --only "
+                     "elmo_released` fetches the original ELMo's weights to embed with instead")
 
 
 def _load_pair(options: Path, weights: Path) -> BiLM:
