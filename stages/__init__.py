@@ -10,6 +10,14 @@ import sys
 
 DEBUG_ENV = "ELMO_DEBUG"
 
+try:                # the stage commands call `python`: the project's one, where the venv is active
+    import elmo_repro  # noqa: F401
+except ModuleNotFoundError:
+    print(f"error: {sys.executable} does not have the project installed: the stages run the `python` on "
+          "PATH; run the pipeline as `.venv/bin/python -m workflow.launch dvc repro` (which puts .venv/bin "
+          "first on PATH) or activate the venv first (`. .venv/bin/activate`)", file=sys.stderr)
+    raise SystemExit(1) from None
+
 
 def _bad_input_in_one_line(debug: bool) -> None:
     """Print an uncaught :class:`~elmo_repro.io.InputError` or :class:`~elmo_repro.io.OutputError` as

@@ -233,6 +233,15 @@ for name in {names!r}:
     assert done.stdout.split() == names
 
 
+def test_a_stage_under_a_python_without_the_project_says_so_in_one_line():
+    # `python -S` skips site-packages (and the editable install): as a `python` outside the venv
+    done = subprocess.run([sys.executable, "-S", "-m", "stages.train_run", "--help"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: ") and "does not have the project installed" in done.stderr
+    assert "python -m workflow.launch dvc repro" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
 def test_each_view_depends_on_exactly_its_tables_runs():
     """A table is its own target: its stage depends on the folders of the runs its spec lists (a
     cell computing another spec's run reads that run's folder) and on no other run."""
