@@ -33,7 +33,7 @@ from elmo_repro.experiments.specs import RUNS_DIRS, RunSpec, find_run as find_in
 from elmo_repro.io import InputError, atomic_open, atomic_path, write_json
 from elmo_repro.params import load_params
 from elmo_repro.tasks.base import SPLITS, get_task
-from elmo_repro.tasks.units import UNITS_FILE, task_units, write_units
+from elmo_repro.tasks.units import write_run_units
 from elmo_repro.tracking import stage_run
 from elmo_repro.training.trainer import train_run
 from elmo_repro.vectors import load_text_vectors
@@ -60,9 +60,7 @@ def write_run(out: Path, spec: RunSpec, result, data: dict[str, list[dict]]) -> 
     write_json(out / "metrics.json", result.metrics)
     write_json(out / "scalar_mix.json", result.mixes)
     write_json(out / "predictions.json", result.predictions)
-    units = task_units(spec.task)
-    write_units(out / UNITS_FILE, spec.task, {split: units.statistics(data[split], result.predictions[split])
-                                              for split in ("dev", "test")})
+    write_run_units(out, spec.task, data, result.predictions)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(result.history[0]), lineterminator="\n")
     writer.writeheader()

@@ -100,6 +100,14 @@ def write_units(path: Path, task: str, splits: dict[str, tuple[list[str], np.nda
         handle.write(buffer.getvalue())
 
 
+def write_run_units(folder: Path, task: str, examples: dict[str, list[dict]], predictions: dict[str, list]) -> None:
+    """A run's (or floor's) ``units.csv``: the unit statistics of its dev and test predictions
+    (:func:`write_units`); ``examples`` and ``predictions`` by split."""
+    units = task_units(task)
+    write_units(Path(folder) / UNITS_FILE, task, {split: units.statistics(examples[split], predictions[split])
+                                                  for split in ("dev", "test")})
+
+
 def read_units(path: Path, task: str, split: str) -> tuple[list[str], np.ndarray]:
     """``(unit keys, [units, k])`` of one split of a run's ``units.csv``.
 

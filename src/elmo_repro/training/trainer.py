@@ -269,11 +269,11 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
     ema = None if trainer.get("ema") is None else WeightAverage(model, trainer["ema"])
     best_score, best_epoch, best_state, best_dev, best_dev_predictions = -math.inf, 0, None, {}, []
     history, seconds = [], []
-    n_batches = -(-len(train_split.examples) // trainer["batch_size"])
     # a small-data run with small_data "updates": an epoch of the full run's updates
-    full_batches = -(-len(select_training(len(data["train"]), trainer["max_train_examples"], 1.0)) // trainer["batch_size"])
     matched = trainer.get("small_data", "epochs") == "updates" and spec.train_fraction < 1.0
-    n_batches = full_batches if matched else n_batches
+    epoch_examples = len(select_training(len(data["train"]), trainer["max_train_examples"], 1.0)) if matched \
+        else len(train_split.examples)
+    n_batches = -(-epoch_examples // trainer["batch_size"])
     with Progress(f"{spec.id}", trainer["epochs"] * n_batches, "batches") as progress:
         for epoch in range(1, trainer["epochs"] + 1):
             start = time.monotonic()
