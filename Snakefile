@@ -10,7 +10,8 @@
 # stage resumes from models/bilm_checkpoints by itself either way. The outputs git tracks are
 # update(): a failing job leaves the committed ones as they were (DVC: persist).
 from elmo_repro.params import lookup
-from workflow.registry import PARAMS_CHECK, Outputs, expand, is_directory, snakemake_inputs
+from workflow.snakemake_dag import Outputs, expand, is_directory, snakemake_inputs
+from workflow.stage import PARAMS_CHECK
 
 configfile: "params.yaml"
 

@@ -28,6 +28,7 @@ OUT = REPO / "benchmarks" / "results" / "jobs" / "tests.json"
 GROUPS = {   # a test belongs to the first group whose path prefix its file has
     "unit and workflow": ("tests/unit/", "tests/workflow/"),
     "smoke pipeline under DVC": ("tests/e2e/test_smoke_pipeline.py",),
+    "a seventh task on the smoke build": ("tests/e2e/test_smoke_pipeline_new_task.py",),
     "Snakemake with an MLflow server": ("tests/e2e/test_snakemake_server.py",),
     "resume after SIGKILL": ("tests/e2e/test_resume_after_kill.py",),
     "released weights, no pretraining": ("tests/e2e/test_released_weights.py",),

@@ -56,9 +56,9 @@ import torch  # noqa: E402
 import yaml  # noqa: E402
 
 from benchmarks.bilm_speed import matmul_rate  # noqa: E402
-from elmo_repro.data.conll import read_conll2003  # noqa: E402
-from elmo_repro.data.snli import read_line_files, split_by_premise  # noqa: E402
-from elmo_repro.data.sst import read_trees  # noqa: E402
+from elmo_repro.tasks.ner.reader import read_conll2003  # noqa: E402
+from elmo_repro.tasks.snli.reader import read_line_files, split_by_premise  # noqa: E402
+from elmo_repro.tasks.sst5.reader import read_trees  # noqa: E402
 from elmo_repro.data.examples import TextIndex, field_texts, holds_texts  # noqa: E402
 from elmo_repro.elmo.layer_source import cached_example_layers, feature_path  # noqa: E402
 from elmo_repro.experiments.specs import NO_ELMO, TASKS, ElmoSpec, RunSpec, resolve_elmo  # noqa: E402
@@ -108,8 +108,8 @@ def read_snli_mirror(mirror: Path) -> dict[str, list[dict]] | None:
 
 
 def read_squad_mirror(mirror: Path) -> dict[str, list[dict]] | None:
-    from elmo_repro.data.squad import examples
-    from stages.prepare_squad import parts_from_file
+    from elmo_repro.tasks.squad.reader import examples
+    from elmo_repro.tasks.squad.prepare import parts_from_file
 
     path = mirror / "squad_v1.1" / "dev-v1.1.json"
     if not path.is_file():
@@ -119,7 +119,7 @@ def read_squad_mirror(mirror: Path) -> dict[str, list[dict]] | None:
 
 
 def read_srl_mirror(mirror: Path) -> dict[str, list[dict]] | None:
-    from stages.prepare_srl import propositions, read_release
+    from elmo_repro.tasks.srl.prepare import propositions, read_release
 
     root = mirror / "srl_conll2005"
     if not (root / "devel").is_dir():
@@ -136,7 +136,7 @@ def read_coref_mirror(mirror: Path) -> dict[str, list[dict]] | None:
     are its mentions', shifted), so the timed tokens are the tokens a step computes on. Evaluation
     of whole documents costs the same per token (K bounds the pairs per kept span)."""
     from elmo_repro.tasks.coref.model import clusters_in_window
-    from stages.prepare_coref import read_parts
+    from elmo_repro.tasks.coref.prepare import read_parts
 
     if not (mirror / "litbank_coref" / "conll").is_dir():
         return None
@@ -144,7 +144,7 @@ def read_coref_mirror(mirror: Path) -> dict[str, list[dict]] | None:
     params["data"]["mirror"] = str(mirror)
     size = params["tasks"]["coref"]["model"]["max_training_sentences"]
     out: dict[str, list[dict]] = {}
-    for split, documents in read_parts(params).items():
+    for split, documents in read_parts(params["tasks"]["coref"]["data"], mirror).items():
         out[split] = []
         for d in documents:
             offset = 0

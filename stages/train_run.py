@@ -90,8 +90,8 @@ def main(argv: list[str] | None = None) -> None:
         layers = None
         if spec.elmo is not None:
             # the layers of the run's biLM: the pretrained one or the task's fine-tuned one
-            layers = {split: cached_example_layers(task.features_dir / spec.elmo.bilm, split, data[split],
-                                                   task.fields) for split in SPLITS}
+            layers = {split: cached_example_layers(Path(spec.features_path), split, data[split], task.fields)
+                      for split in SPLITS}
         result = train_run(task, spec, params["tasks"][spec.task], data, load_text_vectors(params["tasks"][spec.task]["vectors"]), layers,
                            log_metrics=lambda m, step: run.log_metrics(m, step=step), device=device,
                            precision=precision)

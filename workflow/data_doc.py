@@ -18,7 +18,8 @@ from elmo_repro import fetch
 from elmo_repro.data.lm_corpus import HELDOUT, SOURCES
 
 from .profile import render
-from .registry import MIRROR, STAGES, expand, resolve
+from .registry import MIRROR, STAGES
+from .snakemake_dag import expand, resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "data.md"

@@ -190,7 +190,7 @@ def analysis_job_stages() -> str:
 
 def resources() -> str:
     """Each stage (family)'s cluster resources in the tiny and the paper profile (their ``compute``
-    sections through ``registry.stage_resources``; Snakemake's SLURM profile submits with them), and
+    sections through ``workflow.resources.stage_resources``; Snakemake's SLURM profile submits with them), and
     the launcher where a profile sets one."""
     from . import profile
     from .registry import concrete, job_stages  # the registry imports the task declarations: only when needed

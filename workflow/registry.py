@@ -6,14 +6,14 @@ params sections it reads, its outputs and its metrics. ``dvc.yaml`` is rendered 
 the data mirror use DVC's templating (``${data.mirror}``), resolved from ``params.yaml``.
 
 Data flows one way: raw text -> vocabulary -> biLM -> perplexity / features -> tasks -> tables.
+
+Beside it: the stage type and its code dependencies (:mod:`workflow.stage`), what a stage asks of
+the machine (:mod:`workflow.resources`) and the Snakemake side (:mod:`workflow.snakemake_dag`).
 """
 
 from __future__ import annotations
 
-import functools
-import re
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from dataclasses import replace
 
 # The one project import here: the mirror paths of the evaluation splits are declared beside their
 # readers (a plain constant, so rendering dvc.yaml needs no third-party package).
@@ -22,16 +22,16 @@ from elmo_repro.data.eval_text import SPLIT_PATHS as EVAL_SPLIT_PATHS
 from elmo_repro.data.lm_corpus import HELDOUT as LM_HELDOUT
 from elmo_repro.data.lm_corpus import SOURCES as LM_SOURCES
 from elmo_repro.experiments.bilm_source import PRETRAINED_BILM, released_bilm
-from elmo_repro.experiments.specs import JOB_FILES, JOBS, RUNS_DIRS, family  # noqa: F401  (JOB_FILES: for render and tests)
+from elmo_repro.experiments.specs import JOBS, RUNS_DIRS, family
 from elmo_repro.experiments.tasks import TASKS
 from elmo_repro.params import lookup
 from elmo_repro.views.report import INPUTS as REPORT_INPUTS
 
-from .imports import NOT_OUTPUT_CODE, code_deps
+from .resources import compute_args, stage_resources
+from .stage import PARAMS_CHECK, Stage
 
 MIRROR = "${data.mirror}"
 BILM = "${bilm_source.path}"  # models/bilm (trained here) or a directory with released ELMo weights
-PKG = "src/elmo_repro"
 
 # Code dependencies come from the project's one import scan (elmo_repro.fingerprint, through
 # workflow/imports.py): a stage depends on every project file its module imports, transitively.
@@ -42,96 +42,9 @@ PKG = "src/elmo_repro"
 EVAL_MIRROR = [f"{MIRROR}/{path}" for path in EVAL_SPLIT_PATHS]
 # Training stages depend on the contamination report: they never run on a text that failed it.
 CONTAMINATION_REPORT = "results/metrics/contamination.json"
-# Every stage depends on the params check, so a bad params.yaml fails before any other stage runs
-# (and before DVC deletes the outputs of the stages an edit made stale). Its report never changes.
-PARAMS_CHECK = "results/params_check.json"
 WHOLE_FILE = "params.yaml:"      # DVC: a params entry without keys tracks every key of the file
 
 PRETRAINED = PRETRAINED_BILM   # written by pretrain_bilm; its checkpoint (Adagrad state) beside it
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One pipeline stage, or with ``foreach`` a family of stages (one per run).
-
-    ``module`` is run as ``python -m stages.<module>`` from the repo root. In a family, ``${key}``
-    in the args, deps, params and outputs stands for the item's key (the run id) and
-    ``${item.<path>}`` for a value of its params entry; DVC expands them (``foreach``) and
-    :func:`expand` does the same for Snakemake, so both name the stage ``<family>@<key>``.
-    """
-
-    name: str
-    module: str
-    deps: list[str]                                         # data and other non-code inputs
-    params: list[str]
-    code: list[str] = field(default_factory=list)           # extra entry points (imported by name)
-    args: str = ""                                          # extra command-line arguments
-    foreach: str | None = None                              # params path of {run id: run spec}
-    outs: list[str] = field(default_factory=list)           # cached by DVC
-    committed: list[str] = field(default_factory=list)      # kept in git (cache: false)
-    metrics: list[str] = field(default_factory=list)        # JSON files, not cached by DVC
-    plots: list[str] = field(default_factory=list)          # CSV or PNG files, not cached by DVC
-    plot_props: dict[str, dict[str, str]] = field(default_factory=dict)  # DVC plot options by path (template, x, y)
-    persist: list[str] = field(default_factory=list)  # outputs DVC must not delete (checkpoints)
-    threads: int = 2  # pinned: torch's float reductions depend on it (Snakemake reserves as many)
-    # Cluster resources for Snakemake (gpu, mem_mb, runtime, slurm_partition): the profile's
-    # compute.resources (:func:`stage_resources`), set by concrete(); DVC ignores them
-    resources: dict[str, Any] = field(default_factory=dict)
-    # has a device path (``--device``; elmo_repro.device): may request GPUs
-    # (compute.resources.<stage>.gpu), and then computes on one
-    device: bool = False
-    # also takes ``--precision`` (compute.precision.<stage>); the biLM's training stages take
-    # pretrain.precision instead, part of the training configuration
-    precision: bool = False
-    compute_args: str = ""   # --device/--precision from the profile's compute section, set by concrete()
-    launcher: str = "python"   # runs `-m stages.<module>`: compute.launcher.<stage> (e.g. torchrun), set by concrete()
-    job: str = "main"   # main: dvc.yaml (`dvc repro`); analysis: analysis/dvc.yaml (JOB_FILES)
-    always_changed: bool = False  # DVC runs it on every repro (a check of what lies outside the DAG)
-    # A view's tables whose runs it reads: their folders (and, for Table 1, its floors) become deps,
-    # resolved from the rendered params by concrete(), so each table is its own `dvc repro` target
-    # and builds only its own runs
-    run_tables: tuple[str, ...] = ()
-    task: str | None = None  # the task whose data it reads (none of its stages exist when data.left_out names it)
-    # exists only when the pipeline trains its biLM: not with released weights (bilm_source.path),
-    # which hold no softmax (no pretraining, perplexity or fine-tuning)
-    pretraining: bool = False
-    # params it reads only where the rendered params hold them (DVC refuses a missing key)
-    optional_params: tuple[str, ...] = ()
-    # deps that the params choose (prepare_lm: the mirror files of lm_data's sources), added by concrete()
-    param_deps: Callable[[dict], list[str]] | None = None
-
-    @property
-    def cmd(self) -> str:
-        extra = " ".join(part for part in (self.args, self.compute_args) if part)
-        return f"{self.launcher} -m stages.{self.module} --threads {self.threads}" + (f" {extra}" if extra else "")
-
-    @property
-    def code_deps(self) -> list[str]:
-        return list(_code_deps(self.module, tuple(self.code)))
-
-    @property
-    def all_deps(self) -> list[str]:
-        guard = [] if self.name == "check_params" else [PARAMS_CHECK]
-        return [*self.code_deps, *self.deps, *guard]
-
-    @property
-    def kept(self) -> list[str]:
-        """The outputs a failing run of the stage must not delete: the uncached files git tracks
-        (tables, metrics, run files). DVC keeps them with ``persist: true`` and Snakemake with
-        ``update()`` (restored if the job fails); the stages write every file atomically, so a
-        failed run leaves the old ones whole. Cached outputs come back with ``dvc checkout``."""
-        return [*self.committed, *self.metrics, *self.plots]
-
-    @property
-    def all_outs(self) -> list[str]:
-        return [*self.outs, *self.committed, *self.metrics, *self.plots, *self.persist]
-
-
-@functools.lru_cache(maxsize=None)
-def _code_deps(module: str, code: tuple[str, ...]) -> tuple[str, ...]:
-    """The import scan of a stage's entry points, once per process (a profile expands a family
-    into hundreds of stages that share it)."""
-    return tuple(code_deps(f"stages/{module}.py", *code, exclude=NOT_OUTPUT_CODE))
 
 
 def run_family(task: str, with_elmo: bool, job: str) -> Stage:
@@ -145,7 +58,7 @@ def run_family(task: str, with_elmo: bool, job: str) -> Stage:
         args="--run ${key}",
         foreach=f"runs.{job}.{name}",
         job=job,
-        code=[f"elmo_repro.tasks.{task}", f"elmo_repro.tasks.{task}.units"],
+        code=[f"elmo_repro.tasks.{task}.task", f"elmo_repro.tasks.{task}.units"],
         # with ELMo: the layers of the run's biLM (base or fine-tuned), ${item} being its run spec
         deps=[TASKS[task].data_dir, f"${{tasks.{task}.vectors}}",
               *([f"{TASKS[task].features_dir}/${{item.elmo.bilm}}"] if with_elmo else [])],
@@ -164,7 +77,8 @@ def prepare_stage(task: str) -> Stage:
     """The task's splits from the mirror (``data/<dir>/<split>.jsonl`` examples pointing at
     ``<split>.texts.jsonl``), as declared."""
     prepare = TASKS[task].prepare
-    return Stage(name=prepare.stage, module=prepare.stage, deps=[f"{MIRROR}/{path}" for path in prepare.inputs],
+    return Stage(name=prepare.stage, module="prepare", args=f"--task {task}", code=[f"elmo_repro.tasks.{task}.prepare"],
+                 deps=[*(f"{MIRROR}/{path}" for path in prepare.inputs), *prepare.sources],
                  params=list(prepare.params), outs=[TASKS[task].data_dir], metrics=list(prepare.metrics),
                  threads=1, task=task)
 
@@ -205,6 +119,7 @@ def finetune_stage(job: str) -> Stage:
         metrics=["results/metrics/finetune/${key}.json"],
         pretraining=True,
         device=True,
+        declaration_of="${key}",
     )
 
 
@@ -411,83 +326,25 @@ def concrete(stage: Stage, params: dict) -> Stage:
                    resources=resources, compute_args=compute_args(stage, params, resources))
 
 
-DEFAULT_RESOURCES = {"mem_mb": 4000, "runtime": 60}   # without a compute section (hand-made params)
-
-
-def _compute_key(stage: Stage, table: dict) -> str:
-    """The entry of a ``compute`` table that applies to ``stage``: its (family's) name, else its
-    module (``train_run``: every task run; ``table``: every view), else ``default``."""
-    name = stage.name.split("@")[0]
-    return name if name in table else stage.module if stage.module in table else "default"
-
-
-def compute_args(stage: Stage, params: dict, resources: dict[str, Any]) -> str:
-    """The stage's ``--device`` and ``--precision`` under ``params``: ``--device cuda`` exactly when
-    its resources hold a GPU (so a stage computes on the GPU it is given, and only then), and
-    ``--precision`` from ``compute.precision`` when it is not fp32. Empty for a CPU stage in fp32:
-    the tiny profile's commands are those of the code before devices.
-
-    Raises:
-        ValueError: a precision for a stage without ``--precision``, or bf16 without a GPU (naming
-            the key path).
-    """
-    table = (params.get("compute") or {}).get("precision") or {}
-    key = _compute_key(stage, table)
-    precision = table.get(key, "fp32")
-    args = ["--device cuda"] if resources.get("gpu") else []
-    if precision != "fp32":
-        if not stage.precision:
-            name = stage.name.split("@")[0]
-            raise ValueError(f"compute.precision.{key}: stage {name} takes no --precision"
-                             + (" (the biLM trains in pretrain.precision)" if name in ("pretrain_bilm", "finetune") else ""))
-        if not resources.get("gpu"):
-            raise ValueError(f"compute.precision.{key}: {precision} needs a GPU (compute.resources.{key}.gpu)")
-        args.append(f"--precision {precision}")
-    return " ".join(args)
-
-
-def stage_resources(stage: Stage, params: dict) -> dict[str, Any]:
-    """Snakemake's resources for ``stage`` under ``params``: ``compute.resources`` by the stage's (or
-    family's) name, else by its module (``train_run``: every task run; ``table``: every view), else
-    its ``default``; ``slurm_partition`` from ``compute.partitions`` (``gpu`` when it requests GPUs,
-    else ``cpu``), so CPU stages never wait in the GPU queue.
-
-    Raises:
-        ValueError: GPUs requested for a stage that computes on the CPU (``Stage.device`` False).
-    """
-    compute = params.get("compute") or {}
-    table = compute.get("resources") or {}
-    name = stage.name.split("@")[0]
-    key = _compute_key(stage, table)
-    chosen = {**DEFAULT_RESOURCES, **table.get("default", {}), **table.get(key, {})}
-    if chosen.get("gpu") and not stage.device:
-        raise ValueError(f"compute.resources.{key}.gpu: stage {name} computes on the CPU (no device path): "
-                         "it must not hold a GPU")
-    if not chosen.get("gpu"):
-        chosen.pop("gpu", None)
-    partition = (compute.get("partitions") or {}).get("gpu" if chosen.get("gpu") else "cpu")
-    return {**chosen, **({"slurm_partition": partition} if partition else {})}
-
-
 TABLE_STAGES = [
     # the main job's Table 1: its runs and floors only (the control column is the analysis job's)
     replace(table_stage("table1", ["paper/table1.csv", "paper/perplexity.txt", "results/metrics/perplexity.json"],
                         ["tables.table1", "bilm_source"], ["table1.md", "table1.csv", "table1.json"], job="main",
                         run_tables=("table1",)), optional_params=("data.left_out",)),
     # Table 1 again with its char-layer control column and the +ELMo vs control p-values
-    # and its paired bootstrap: the runs' test predictions scored per unit against each task's test split
+    # and its test on each task's evaluation units (the runs' units.csv, elmo_repro.views.bootstrap)
     replace(table_stage("table1_controls", ["paper/table1.csv", "paper/perplexity.txt",
-                                            "results/metrics/perplexity.json", *(t.data_dir for t in TASKS.values())],
+                                            "results/metrics/perplexity.json"],
                         ["tables.table1", "tables.table1_controls", "bilm_source"],
                         ["table1_controls.md", "table1_controls.csv", "table1_controls.json"],
-                        code=[f"elmo_repro.tasks.{t}" for t in TASKS] + [f"elmo_repro.tasks.{t}.units" for t in TASKS],
+                        code=[f"elmo_repro.tasks.{t}.units" for t in TASKS],
                         run_tables=("table1", "table1_controls")), optional_params=("data.left_out",)),
     replace(table_stage("finetuning", ["results/metrics/finetune"], ["tables.finetuning"],
                         ["finetuning.md", "finetuning.json"], run_tables=("finetuning",)), pretraining=True),
     # the ablations of §5.1-5.2: dev and test metrics and a paired bootstrap on each split
-    *(table_stage(name, [f"paper/{name}.csv", *(TASKS[t].data_dir for t in ABLATION_TASKS)],
+    *(table_stage(name, [f"paper/{name}.csv"],
                   [f"tables.{name}"], [f"{name}.md", f"{name}.csv", f"{name}.json"],
-                  code=[f"elmo_repro.tasks.{t}" for t in ABLATION_TASKS] + [f"elmo_repro.tasks.{t}.units" for t in ABLATION_TASKS],
+                  code=[f"elmo_repro.tasks.{t}.units" for t in ABLATION_TASKS],
                   run_tables=(name,))
       for name in ("table2", "table3", "table7")),
     table_stage("table4", ["results/probes/neighbours.json"], [], ["table4.md"]),
@@ -519,7 +376,7 @@ def floor_stage(task: str) -> Stage:
         name=f"floor_{task}",
         module="floor",
         args=f"--task {task}",
-        code=[f"elmo_repro.tasks.{task}", f"elmo_repro.tasks.{task}.units"],
+        code=[f"elmo_repro.tasks.{task}.task", f"elmo_repro.tasks.{task}.units"],
         deps=[TASKS[task].data_dir],
         params=[],
         outs=[f"{MAIN_RUNS}/{task}-floor/predictions.json"],
@@ -615,95 +472,3 @@ def job_stages(job: str, params: dict | None = None) -> list[Stage]:
     """The stages (families unexpanded) of one job, in registry order; with ``params``, only those
     that exist under them (:func:`active`)."""
     return [stage for stage in STAGES if stage.job == job and (params is None or active(stage, params))]
-
-
-def resolve(path: str, params: dict) -> str:
-    """Substitute DVC-style ``${section.key}`` references with values from the params."""
-    def lookup(match: re.Match) -> str:
-        value: Any = params
-        for key in match.group(1).split("."):
-            value = value[key]
-        return str(value)
-    return re.sub(r"\$\{([\w.]+)\}", lookup, path)
-
-
-def expand(params: dict) -> list[Stage]:
-    """The concrete stages for Snakemake: each family once per run in ``params`` (named
-    ``<family>@<run id>``, as DVC names its ``foreach`` stages), the other stages with their run
-    folders resolved (:func:`concrete`)."""
-    stages = []
-    for stage in STAGES:
-        if not active(stage, params):
-            continue
-        if stage.foreach is None:
-            stages.append(concrete(stage, params))
-            continue
-        section: Any = params
-        for key in stage.foreach.split("."):
-            section = section.get(key, {}) if isinstance(section, dict) else {}
-        for run, item in section.items():
-            def sub(text: str, run: str = run, item: Any = item) -> str:
-                return _ITEM.sub(lambda m: str(_at(item, m.group(1))), text.replace("${key}", run))
-            stages.append(concrete(replace(
-                stage, name=f"{stage.name}@{run}", foreach=None, args=sub(stage.args),
-                deps=[sub(d) for d in stage.deps],
-                params=[sub(p) for p in stage.params], outs=[sub(o) for o in stage.outs],
-                committed=[sub(o) for o in stage.committed], metrics=[sub(o) for o in stage.metrics],
-                plots=[sub(o) for o in stage.plots], persist=[sub(o) for o in stage.persist]), params))
-    return stages
-
-
-_ITEM = re.compile(r"\$\{item\.([\w.]+)\}")
-
-
-def _at(item: Any, path: str) -> Any:
-    """The value at a dotted ``path`` of a foreach item (DVC's ``${item.a.b}``)."""
-    for key in path.split("."):
-        item = item[key]
-    return item
-
-
-def is_directory(out: str) -> bool:
-    """Outputs are files when their name has a suffix (``metrics.json``), else directories."""
-    return "." not in out.rsplit("/", 1)[-1]
-
-
-class Outputs:
-    """Every output of a list of concrete stages, indexed for :func:`snakemake_inputs`: which stage
-    writes a path, and which outputs lie inside a directory (built once: a profile can have
-    hundreds of stages)."""
-
-    def __init__(self, concrete: list[Stage]):
-        self.writer: dict[str, str] = {}               # output -> the stage that writes it
-        self.inside: dict[str, list[str]] = {}         # directory -> the outputs under it
-        for stage in concrete:
-            for out in stage.all_outs:
-                self.writer.setdefault(out, stage.name)
-                parts = out.split("/")
-                for n in range(1, len(parts)):
-                    self.inside.setdefault("/".join(parts[:n]), []).append(out)
-
-    def enclosing(self, path: str) -> str | None:
-        """The output directory ``path`` lies inside, if any (the nearest)."""
-        parts = path.split("/")
-        for n in range(len(parts) - 1, 0, -1):
-            if "/".join(parts[:n]) in self.writer:
-                return "/".join(parts[:n])
-        return None
-
-
-def snakemake_inputs(stage: Stage, concrete: list[Stage], params: dict, outputs: Outputs | None = None) -> list[str]:
-    """The stage's deps as Snakemake inputs: ``${...}`` references resolved from the params; a
-    file inside another stage's output directory replaced by that directory, and a directory that
-    holds other stages' outputs (``results/runs``) by those outputs (Snakemake matches outputs
-    exactly). ``outputs``: :class:`Outputs` of ``concrete`` (built here when not given)."""
-    outputs = outputs or Outputs(concrete)
-    inputs: list[str] = []
-    for dep in stage.all_deps:
-        dep = resolve(dep, params)
-        inside = [out for out in outputs.inside.get(dep, []) if outputs.writer[out] != stage.name]
-        if not inside:
-            around = outputs.enclosing(dep)
-            inside = [around if around is not None and outputs.writer[around] != stage.name else dep]
-        inputs += [c for c in inside if c not in inputs]
-    return inputs

@@ -51,7 +51,7 @@ How some files are made (the others are copied as they are):
     ``conll2003/eng.{train,testa,testb}`` from the deepai zip's root members ``train.txt``,
     ``valid.txt`` and ``test.txt``. Those files use IOB2 chunk and NER tags (``B-`` opens every
     chunk); they are rewritten to the original IOB1 (:func:`iob2_to_iob1`), which the reader
-    ``elmo_repro.data.conll`` documents. Their ``-DOCSTART- -X- -X- O`` lines are kept as is.
+    ``elmo_repro.tasks.ner.reader`` documents. Their ``-DOCSTART- -X- -X- O`` lines are kept as is.
 ``glove``
     ``glove/glove.840B.300d.txt`` (the paper profile's vectors: fetch it with ``--dest data`` for
     the profile's ``data/glove/...`` path).

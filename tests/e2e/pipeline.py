@@ -65,10 +65,16 @@ def smoke_copy(parent: Path) -> Path:
         shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
     run(["git", "init", "-q"], repo)
     run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "copy", "--allow-empty"], repo)
+    smoke_profile(repo)
+    return repo
+
+
+def smoke_profile(repo: Path) -> None:
+    """Render ``repo``'s params.yaml and pipeline files on the smoke profile, reading the data
+    mirror and the checkout's WordNet."""
     run([sys.executable, "-m", "workflow.profile", "smoke"], repo)
     params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
     params["data"]["mirror"] = str(MIRROR)
     # WordNet is installed by setup.sh into the checkout's external/ (ignored by git, so not copied)
     params["probes"]["wordnet"] = str(ROOT / params["probes"]["wordnet"])
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
-    return repo

@@ -12,7 +12,7 @@ import yaml
 
 from tests.browser import dump_dom
 from tests.e2e.pipeline import assert_up_to_date, execute, run
-from workflow.registry import expand
+from workflow.snakemake_dag import expand
 
 pytestmark = pytest.mark.e2e
 

@@ -23,7 +23,7 @@ import pytest
 from tests.e2e.pipeline import execute, run, smoke_copy
 import yaml
 
-from workflow.registry import expand
+from workflow.snakemake_dag import expand
 
 pytestmark = pytest.mark.e2e
 

@@ -83,7 +83,7 @@ from pretrain_settings import settings
 from elmo_repro.bilm.model import BiLM, BiLMConfig
 from elmo_repro.bilm.train import pretrain
 from elmo_repro.data.character_ids import MAX_CHARS, batch_to_char_ids, token_to_char_ids
-from elmo_repro.data.conll import read_conll2003, read_prepared
+from elmo_repro.tasks.ner.reader import read_conll2003, read_prepared
 from elmo_repro.data.examples import read_examples, read_texts, write_split
 from elmo_repro.data.lm_batches import LMStream, TypeTable
 from elmo_repro.data.lm_corpus import (ABC_ZIP, BROWN_ZIP, LM1B_DEV, LM1B_TEST, build_split, read_abc,
@@ -265,7 +265,7 @@ def test_utf8_whatever_the_locale(tmp_path):
     script = textwrap.dedent("""
         import json, locale, sys
         from pathlib import Path
-        from elmo_repro.data.conll import read_conll2003, read_prepared
+        from elmo_repro.tasks.ner.reader import read_conll2003, read_prepared
         from elmo_repro.data.examples import write_split
         from elmo_repro.data.text import read_sentences
         from elmo_repro.data.vocabulary import Vocabulary

@@ -1,4 +1,4 @@
-"""CoNLL-2003 reader, tag-scheme conversions and the prepare_conll2003 stage."""
+"""CoNLL-2003 reader, tag-scheme conversions and the prepare_conll2003 stage (``stages.prepare --task ner``)."""
 
 import contextlib
 import json
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from elmo_repro.data.conll import (bioul_to_iob2, iob1_to_bioul, iob2_to_bioul, read_conll2003, read_prepared,
+from elmo_repro.tasks.ner.reader import (bioul_to_iob2, iob1_to_bioul, iob2_to_bioul, read_conll2003, read_prepared,
                                    split_stats, to_iob2)
 from elmo_repro.io import InputError
 
@@ -88,7 +88,8 @@ def test_real_files_match_official_counts(name):
 
 @needs_data
 def test_stage_writes_jsonl_and_logs_official_counts(tmp_path, monkeypatch):
-    from stages import prepare_conll2003 as stage
+    from elmo_repro.tasks.ner import prepare as task_prepare
+    from stages import prepare as stage
 
     logged = {}
 
@@ -98,14 +99,15 @@ def test_stage_writes_jsonl_and_logs_official_counts(tmp_path, monkeypatch):
 
     @contextlib.contextmanager
     def fake_stage_run(name, params, sections):
-        assert name == "prepare_conll2003" and sections == stage.SECTIONS == ["data"]
+        assert name == "prepare_conll2003" and sections == ["data"]
         yield FakeRun()
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(stage, "stage_run", fake_stage_run)
-    monkeypatch.setattr(stage, "load_params", lambda: {"data": {"mirror": str(CONLL.parent)}})
-    stage.main([])
-    for split, name in stage.FILES.items():
+    monkeypatch.setattr(stage, "load_params", lambda: {"data": {"mirror": str(CONLL.parent)}, "tasks": {"ner": {}}})
+    stage.main(["--task", "ner"])
+    assert not (tmp_path / "results").exists()      # NER declares no counts file: its counts are logged
+    for split, name in task_prepare.FILES.items():
         official = OFFICIAL[name]
         assert logged[f"{split}_sentences"] == official["sentences"]
         assert logged[f"{split}_tokens"] == official["tokens"]

@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from elmo_repro.data.coref_conll import read_coref_conll
+from elmo_repro.tasks.coref.reader import read_coref_conll
 from elmo_repro.io import InputError
-from elmo_repro.metrics.coref import coref_scores, remove_singletons
+from elmo_repro.tasks.coref.metric import coref_scores, remove_singletons
 
 
 def _one(key, response):

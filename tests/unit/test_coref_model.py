@@ -5,7 +5,7 @@ import torch
 from overfit import overfit
 
 from elmo_repro.experiments.specs import ElmoSpec
-from elmo_repro.metrics.coref import coref_scores
+from elmo_repro.tasks.coref.metric import coref_scores
 from elmo_repro.tasks.coref.model import (CorefModel, antecedent_candidates, distance_bins, enumerate_spans,
                                           prune_spans)
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from elmo_repro.bilm.finetune import finetuning_text
-from elmo_repro.data.coref_conll import evenly_spaced, read_coref_conll, split_documents
+from elmo_repro.tasks.coref.reader import evenly_spaced, read_coref_conll, split_documents
 from elmo_repro.io import InputError
 from elmo_repro.tasks.base import get_task
 from elmo_repro.tasks.coref.model import prune_spans, sentence_window
@@ -35,24 +35,25 @@ def test_the_split_by_document_is_evenly_spaced_and_fixed():
 
 
 def test_prepare_writes_documents_as_sentence_ids(tmp_path, monkeypatch):
-    from stages import prepare_coref
+    from elmo_repro.tasks.coref import prepare
 
     make_fixture.write_documents(tmp_path / "mirror" / "litbank_coref" / "conll")
     params = {"data": {"mirror": str(tmp_path / "mirror")},
               "tasks": {"coref": {"data": {"source": "litbank", "ontonotes_dir": None, "dev_documents": 2,
                                            "test_documents": 4, "max_train_documents": 0}}}}
-    parts = prepare_coref.read_parts(params)
+    cfg, mirror = params["tasks"]["coref"]["data"], tmp_path / "mirror"
+    parts = prepare.read_parts(cfg, mirror)
     assert [len(parts[s]) for s in ("train", "dev", "test")] == [10, 2, 4]
-    stats = prepare_coref.counts("test", parts["test"])
+    stats = prepare.counts("test", parts["test"])
     assert stats["test_doc_keys"] == [d["doc_key"] for d in parts["test"]]
     # woman, man, thing and place in each story; three stories name their place or thing once
     assert stats["test_clusters"] == 4 * 4 and stats["test_singletons"] == 3
     params["tasks"]["coref"]["data"]["max_train_documents"] = 3
-    assert [d["doc_key"] for d in prepare_coref.read_parts(params)["train"]] == \
+    assert [d["doc_key"] for d in prepare.read_parts(cfg, mirror)["train"]] == \
         [d["doc_key"] for d in parts["train"][:3]]
     params["tasks"]["coref"]["data"].update(dev_documents=6, test_documents=10)
     with pytest.raises(InputError, match="params.yaml: tasks.coref.data: 6 dev and 10 test documents"):
-        prepare_coref.read_parts(params)
+        prepare.read_parts(cfg, mirror)
     # the committed fixture is what the stage's own code writes from these stories
     task = get_task("coref")
     train = task.read("train", FIXTURE)

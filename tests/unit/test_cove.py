@@ -228,7 +228,7 @@ def test_cove_is_a_layer_source_for_task_runs(tmp_path):
 
 
 def test_cove_table_shows_both_bleu_conventions_with_their_signatures():
-    from elmo_repro.probe_tables import render_cove
+    from elmo_repro.views.probes import render_cove
 
     bleu = {"test_bleu": 21.5, "score": "BLEU = 21.50 ...", "signature": "nrefs:1|case:mixed|tok:13a",
             "history": [{"epoch": 1, "val_bleu": 10.0}, {"epoch": 2, "val_bleu": 12.0}]}

@@ -36,7 +36,9 @@ from elmo_repro.experiments.specs import TASKS, ElmoSpec, RunSpec
 from elmo_repro.training.trainer import train_run
 from elmo_repro.vectors import load_text_vectors
 from workflow import profile
-from workflow.registry import STAGES, compute_args, expand
+from workflow.registry import STAGES
+from workflow.resources import compute_args
+from workflow.snakemake_dag import expand
 
 CPU = torch.device("cpu")
 SENTENCES = [s.split() for s in ["the cat sat on the mat", "a dog barked", "the dog sat", "cats and dogs are pets",

@@ -20,12 +20,12 @@ import pytest
 
 from elmo_repro import fetch, fetch_pins
 from elmo_repro.data import eval_text
-from elmo_repro.data.conll import read_conll2003, to_iob2
+from elmo_repro.tasks.ner.reader import read_conll2003, to_iob2
 from elmo_repro.data.lm_corpus import build_split, read_source
 from elmo_repro.io import InputError
 from workflow import data_doc
 from workflow.profile import render
-from workflow.registry import resolve
+from workflow.snakemake_dag import resolve
 
 LM1B_TAR = "1-billion-word-language-modeling-benchmark-r13output.tar.gz"
 TREE = "1-billion-word-language-modeling-benchmark-r13output/"

@@ -142,8 +142,8 @@ def test_the_profiles_fine_tune_what_their_runs_read():
 
 
 def test_the_fine_tuning_table_reports_perplexities_and_the_with_without_comparison():
-    from elmo_repro.finetuning_table import finetuning_rows, render_finetuning_markdown
-    from elmo_repro.tables import Run
+    from elmo_repro.views.finetuning import finetuning_rows, render_finetuning_markdown
+    from elmo_repro.views.runs import Run
     metrics = {"ner": {"train_examples": 10, "text_sentences": 9, "text_tokens": 90, "dropped_held_out_sentences": 1,
                        "dev_sentences": 5, "dev_tokens": 40, "optimizer_state_restored": True, "batches": 3.0,
                        "target_tokens_per_direction": 960.0, "dev_perplexity_base": 200.0,

@@ -8,11 +8,11 @@ import torch
 from fp_bounds import ELEMENTWISE, U32, gamma
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from elmo_repro.data.conll import read_conll2003
+from elmo_repro.tasks.ner.reader import read_conll2003
 from elmo_repro.experiments.specs import ElmoSpec, RunSpec
 from elmo_repro.nn.bilstm import BiLSTM
 from elmo_repro.nn.char_cnn import CharCNN, build_char_vocab, encode_chars
-from elmo_repro.tasks.ner import TASK, build_embeddings, word_id
+from elmo_repro.tasks.ner.task import TASK, build_embeddings, word_id
 from elmo_repro.training.trainer import train_batches, train_run
 
 CONLL = Path(__file__).resolve().parents[3] / "shared" / "data" / "conll2003"

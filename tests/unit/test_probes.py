@@ -308,7 +308,7 @@ def test_a_layer_the_file_does_not_hold_is_a_clear_error(tmp_path):
 
 
 def test_table_views_and_their_significance_tests():
-    from elmo_repro.probe_tables import mcnemar_p, render_table5, render_table6, table5, table6
+    from elmo_repro.views.probes import mcnemar_p, render_table5, render_table6, table5, table6
 
     # McNemar by hand: 5 instances only layer 2 gets right, none only layer 1: p = 2 * 0.5^5 = 0.0625
     assert mcnemar_p({"a": "1100000"}, {"a": "1111111"}) == pytest.approx(0.0625)

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from elmo_repro.data.snli import parse_leaves, read_jsonl, read_line_files, split_by_premise
+from elmo_repro.tasks.snli.reader import parse_leaves, read_jsonl, read_line_files, split_by_premise
 from elmo_repro.io import InputError
-from elmo_repro.tasks.snli import TASK
+from elmo_repro.tasks.snli.task import TASK
 
 SNLI = Path(__file__).resolve().parents[3] / "shared" / "data" / "snli" / "esnli_infersent_format"
 

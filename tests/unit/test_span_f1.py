@@ -3,7 +3,7 @@
 import pytest
 from fp_bounds import U64, gamma
 
-from elmo_repro.metrics.span_f1 import conll_span_f1, span_prf
+from elmo_repro.tasks.ner.metric import conll_span_f1, span_prf
 
 GOLD_IOB1 = [
     ["I-PER", "I-PER", "B-PER", "O", "I-LOC"],     # PER[0:2], PER[2] (IOB1: B- splits), LOC[4]

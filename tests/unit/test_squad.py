@@ -8,10 +8,10 @@ import pytest
 import torch
 from overfit import overfit
 
-from elmo_repro.data.squad import (answer_span, examples, read_articles, sentence_bounds, span_text,
+from elmo_repro.tasks.squad.reader import (answer_span, examples, read_articles, sentence_bounds, span_text,
                                    split_articles, tokenize)
 from elmo_repro.io import InputError
-from elmo_repro.metrics.squad import exact_match, normalize_answer, squad_scores, token_f1
+from elmo_repro.tasks.squad.metric import exact_match, normalize_answer, squad_scores, token_f1
 from elmo_repro.nn.attention import BiAttention, SelfAttention, TriLinear
 from elmo_repro.nn.bigru import BiGRU
 from elmo_repro.tasks.squad.decode import best_spans
@@ -233,7 +233,7 @@ def test_reader_takes_elmo_at_input_and_output():
 
 from pathlib import Path  # noqa: E402
 
-from elmo_repro.data.squad import Article, Paragraph, Question, cap_questions  # noqa: E402
+from elmo_repro.tasks.squad.reader import Article, Paragraph, Question, cap_questions  # noqa: E402
 from elmo_repro.tasks.base import get_task  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "squad"
@@ -259,15 +259,11 @@ def test_cap_takes_whole_paragraphs_round_robin_and_nests():
 
 def test_the_fixture_is_what_the_stage_prepares(tmp_path):
     """The committed prepared files are the stage's output for ``squad.json`` (make_fixture.py)."""
-    from stages import prepare_squad
+    from elmo_repro.tasks.squad import prepare
 
     cfg = {"source": "dev", "selection": ["Town_1", "Town_5"], "report": ["Town_3", "Town_7"], "max_train_questions": 0}
-    parts = prepare_squad.parts_from_file(FIXTURE / "squad.json", cfg)
-    old, prepare_squad.OUT_DIR = prepare_squad.OUT_DIR, tmp_path
-    try:
-        counts = {split: prepare_squad.write_part(split, articles) for split, articles in parts.items()}
-    finally:
-        prepare_squad.OUT_DIR = old
+    parts = prepare.parts_from_file(FIXTURE / "squad.json", cfg)
+    counts = {split: prepare.write_part(split, articles, tmp_path) for split, articles in parts.items()}
     assert counts["dev"]["dev_questions"] == 48 and counts["test"]["test_articles"] == 2
     for path in tmp_path.iterdir():
         assert path.read_text() == (FIXTURE / path.name).read_text(), path.name

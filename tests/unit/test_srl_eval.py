@@ -1,18 +1,18 @@
 """The CoNLL-2005 reader and the SRL scorer (srl-eval.pl semantics), on hand-worked props files.
 
 Every sentence here is invented; counts are worked by hand from the scorer's rules
-(elmo_repro.metrics.srl_eval's docstring).
+(elmo_repro.tasks.srl.metric's docstring).
 """
 
 import re
 
 import pytest
 
-from elmo_repro.data.conll2005 import (
+from elmo_repro.tasks.srl.reader import (
     Proposition, bio_to_spans, cap_sentences, parse_start_end, read_conll2005, read_props, spans_to_bio,
     write_props)
 from elmo_repro.io import InputError
-from elmo_repro.metrics.srl_eval import arguments, score_props, srl_prf
+from elmo_repro.tasks.srl.metric import arguments, score_props, srl_prf
 
 # "Kim bought the red car yesterday ." -- buy at 1; "Prices , he said , fell ." -- say at 3 (A1
 # discontinuous: "Prices ," ... "fell"); "Hello there !" -- no target verb.
@@ -168,7 +168,7 @@ def test_the_training_cap_is_spread_over_sections_and_nested():
 
 
 def test_one_example_per_predicate_and_each_sentence_one_text(tmp_path):
-    from elmo_repro.data.conll2005 import srl_examples
+    from elmo_repro.tasks.srl.reader import srl_examples
     from elmo_repro.data.examples import read_split, write_split
     sentences = read_conll2005(_write(tmp_path, "w", WORDS), _write(tmp_path, "p", GOLD))
     sentences.append({"tokens": sentences[1]["tokens"], "propositions": [

@@ -8,7 +8,7 @@ import torch
 from overfit import overfit
 
 from elmo_repro.experiments.specs import ElmoSpec
-from elmo_repro.metrics.srl_eval import srl_prf
+from elmo_repro.tasks.srl.metric import srl_prf
 from elmo_repro.nn.viterbi import bio_constraints, constrained_viterbi
 from elmo_repro.nn.highway_lstm import AlternatingHighwayLSTM, HighwayLSTMLayer
 from elmo_repro.tasks.srl.floor import fit_position_tags, predict_position_tags, relative_position

@@ -10,7 +10,7 @@ import pytest
 from elmo_repro.data.examples import read_texts
 from elmo_repro.io import InputError
 from elmo_repro.tasks.base import get_task
-from stages import prepare_srl
+from elmo_repro.tasks.srl import prepare as prepare_srl
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "srl"
 _spec = importlib.util.spec_from_file_location("srl_make_fixture", FIXTURE / "make_fixture.py")

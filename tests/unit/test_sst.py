@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from elmo_repro.data.sst import parse_tree, read_trees
+from elmo_repro.tasks.sst5.reader import parse_tree, read_trees
 from elmo_repro.io import InputError
 from elmo_repro.tasks.classification import accuracy, majority_label
-from elmo_repro.tasks.sst5 import TASK
+from elmo_repro.tasks.sst5.task import TASK
 
 TREES = Path(__file__).resolve().parents[3] / "shared" / "data" / "sst5" / "trees"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from fp_bounds import U64, gamma
 from scipy.stats import t as student_t
 
-from elmo_repro.tables import (flat_rows, load_runs, read_paper_table, relative_error_reduction,
-                               render_markdown, table1_rows, welch_p)
+from elmo_repro.views.runs import load_runs, read_paper_table, relative_error_reduction, welch_p
+from elmo_repro.views.table1 import flat_rows, render_markdown, table1_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = {"runs": {"tasks": ["ner"], "elmo": ["baseline", "elmo", "char_layer"], "seeds": [0, 1]},

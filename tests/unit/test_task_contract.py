@@ -12,7 +12,7 @@ import torch
 from fp_bounds import gamma
 
 from elmo_repro.elmo.layer_source import cached_example_layers, feature_path
-from elmo_repro.experiments.specs import TASKS, ElmoSpec, RunSpec, render_runs
+from elmo_repro.experiments.specs import TASKS, ElmoSpec, RunSpec, listed_runs
 from elmo_repro.tasks.base import SPLITS, get_task
 from elmo_repro.tasks.units import read_units, task_units
 from elmo_repro.training.trainer import prepare_run, train_run
@@ -178,7 +178,7 @@ def test_run_stage_writes_the_run_folder(name, tmp_path, monkeypatch):
     cfg = {**CONFIGS[name], "trainer": {**CONFIGS[name]["trainer"], "epochs": 2}}
     tables = {"table1": {"runs": {"tasks": [name], "elmo": ["baseline", "char_layer"], "seeds": [0]}}}
     params = {"tasks": {name: {**cfg, "vectors": "data/vectors/vectors.txt"}},
-              "runs": render_runs(tables, {"char_layer": {"mix": "fixed", "layer": 0}})}
+              "runs": listed_runs(tables, {"char_layer": {"mix": "fixed", "layer": 0}})}
 
     class FakeRun:
         def __init__(self):

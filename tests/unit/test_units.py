@@ -19,7 +19,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 def near_gold(name, task, examples, rng):
     """Predictions equal to the gold answer for about half of the examples, else the floor's."""
     floor = task.floor(examples, examples)
-    gold = {"ner": lambda e: __import__("elmo_repro.data.conll", fromlist=["to_iob2"]).to_iob2(e["ner"]),
+    gold = {"ner": lambda e: __import__("elmo_repro.tasks.ner.reader", fromlist=["to_iob2"]).to_iob2(e["ner"]),
             "sst5": lambda e: task.labels.index(e["label"]), "snli": lambda e: task.labels.index(e["label"]),
             "squad": lambda e: list(e["span"]), "srl": lambda e: list(e["tags"]),
             "coref": lambda e: e["clusters"]}[name]

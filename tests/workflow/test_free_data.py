@@ -10,11 +10,12 @@ import yaml
 from elmo_repro.data.eval_text import SPLIT_FILES, SPLITS
 from elmo_repro.io import InputError
 from elmo_repro.schema import validate_params
-from elmo_repro.tables import render_markdown
+from elmo_repro.views.table1 import render_markdown
 from stages.check_params import mirror_problem, missing_inputs
 from workflow import profile
 from workflow.free_data import leave_out, licensed_left_out
-from workflow.registry import JOB_FILES, expand
+from elmo_repro.experiments.specs import JOB_FILES
+from workflow.snakemake_dag import expand
 from workflow.render import render_dvc
 
 LICENSED_FOLDERS = ("srl_conll2005/train/words", "srl_conll2005/devel/words")

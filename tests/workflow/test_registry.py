@@ -10,7 +10,10 @@ import yaml
 from workflow import profile, render
 from elmo_repro.experiments.specs import JOBS, RUNS_DIRS
 from elmo_repro.experiments.tasks import TASKS
-from workflow.registry import JOB_FILES, NOT_OUTPUT_CODE, STAGES, expand, job_stages
+from elmo_repro.experiments.specs import JOB_FILES
+from workflow.imports import NOT_OUTPUT_CODE
+from workflow.registry import STAGES, job_stages
+from workflow.snakemake_dag import expand
 
 ROOT = Path(__file__).resolve().parents[2]
 PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
@@ -70,7 +73,7 @@ def test_committed_params_are_the_tiny_profile():
 def test_every_stage_reads_exactly_its_declared_sections():
     for stage in STAGES:
         assert (ROOT / "stages" / f"{stage.module}.py").is_file()
-        if stage.module in ("train_run", "floor", "check_params", "table"):   # per run, task, table; whole file
+        if stage.module in ("train_run", "floor", "prepare", "check_params", "table"):   # per run, task, table; whole file
             continue
         module = importlib.import_module(f"stages.{stage.module}")
         assert [section.replace("${job}", stage.job) for section in module.SECTIONS] == stage.params, stage.name
@@ -115,7 +118,23 @@ def test_code_dependencies_exist():
     for stage in STAGES:
         for dep in stage.all_deps:
             if dep.startswith(("stages/", "src/")):
-                assert (ROOT / dep).exists(), f"{stage.name}: {dep}"
+                for key in (TASKS if "${key}" in dep else [None]):     # a family keyed by task
+                    path = dep.replace("${key}", key) if key else dep
+                    assert (ROOT / path).exists(), f"{stage.name}: {path}"
+
+
+def test_a_stage_depends_on_the_declarations_it_reads():
+    """The declarations are found by name at import time, so the registry adds them: a stage of one
+    task (or a family keyed by task) its own, a stage of all tasks all of them; a new task's
+    declaration leaves every other task's stages as they are."""
+    declarations = {f"src/elmo_repro/experiments/tasks/{name}.py" for name in TASKS}
+    by_name = {stage.name: stage for stage in STAGES}
+    assert declarations & set(by_name["train_ner"].all_deps) == {"src/elmo_repro/experiments/tasks/ner.py"}
+    assert declarations & set(by_name["prepare_coref"].all_deps) == {"src/elmo_repro/experiments/tasks/coref.py"}
+    assert declarations & set(by_name["floor_srl"].all_deps) == {"src/elmo_repro/experiments/tasks/srl.py"}
+    assert "src/elmo_repro/experiments/tasks/${key}.py" in by_name["finetune"].all_deps
+    assert not declarations & set(by_name["finetune"].all_deps)
+    assert declarations <= set(by_name["table1"].all_deps)
 
 
 def test_dag_is_connected_one_way():

@@ -8,11 +8,12 @@ import pytest
 from elmo_repro.experiments.bilm_source import released_bilm
 from elmo_repro.io import InputError
 from elmo_repro.schema import validate_params
-from elmo_repro.tables import render_markdown
+from elmo_repro.views.table1 import render_markdown
 from elmo_repro.views import report
 from stages.check_params import released_layer_problems
 from workflow import profile
-from workflow.registry import JOB_FILES, expand
+from elmo_repro.experiments.specs import JOB_FILES
+from workflow.snakemake_dag import expand
 from workflow.render import render_dvc
 
 TRAINING_STAGES = ("vocab", "pretrain_bilm", "perplexity", "finetune")

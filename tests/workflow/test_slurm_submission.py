@@ -23,7 +23,8 @@ import yaml
 
 from workflow import profile
 from elmo_repro.schema import validate_params
-from workflow.registry import STAGES, Outputs, expand, is_directory, resolve, snakemake_inputs
+from workflow.registry import STAGES
+from workflow.snakemake_dag import Outputs, expand, is_directory, resolve, snakemake_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,8 @@ import pytest
 
 import yaml
 
-from workflow.registry import JOB_FILES, expand
+from elmo_repro.experiments.specs import JOB_FILES
+from workflow.snakemake_dag import expand
 
 ROOT = Path(__file__).resolve().parents[2]
 # Run families expand to one job per run, named <family>@<run id> by both tools.

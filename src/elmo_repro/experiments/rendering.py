@@ -1,4 +1,4 @@
-"""The ``runs`` section as the pipeline renders it: :func:`elmo_repro.experiments.specs.render_runs`
+"""The ``runs`` section as the pipeline renders it: :func:`elmo_repro.experiments.specs.listed_runs`
 (every run some table lists, once per id, the main job's first), then every run that computes
 what an earlier one computes dropped (:func:`dedupe_runs`): a spec whose resolved content equals
 another's, e.g. Table 3's "input only" for a task whose paper placement is the input, is read from
@@ -7,7 +7,7 @@ finds it by :func:`run_content`)."""
 
 from __future__ import annotations
 
-from .specs import JOBS, NO_ELMO, RunSpec, render_runs as render_listed_runs
+from .specs import JOBS, NO_ELMO, RunSpec, listed_runs
 
 
 def run_content(spec: RunSpec) -> str:
@@ -32,9 +32,9 @@ def dedupe_runs(runs: dict[str, dict[str, dict[str, dict]]]) -> dict[str, dict[s
 
 
 def render_runs(tables: dict, elmo_specs: dict) -> dict[str, dict[str, dict[str, dict]]]:
-    """The ``runs`` section: :func:`~elmo_repro.experiments.specs.render_runs`, deduplicated by content.
+    """The ``runs`` section: :func:`~elmo_repro.experiments.specs.listed_runs`, deduplicated by content.
 
     Raises:
-        ValueError: as :func:`~elmo_repro.experiments.specs.render_runs`.
+        ValueError: as :func:`~elmo_repro.experiments.specs.listed_runs`.
     """
-    return dedupe_runs(render_listed_runs(tables, elmo_specs))
+    return dedupe_runs(listed_runs(tables, elmo_specs))

@@ -2,7 +2,7 @@
 
 A run is (task, ELMo spec, seed, training fraction) and is one DVC stage instance, one Snakemake
 job and one MLflow run. Profiles name ELMo specs (``elmo_specs``) and list, per table, which runs
-that table reads (``tables``); :func:`render_runs` turns them into the ``runs`` section of
+that table reads (``tables``); :func:`listed_runs` turns them into the ``runs`` section of
 ``params.yaml``, grouped by job (the main job's Table 1, the analysis job's comparisons) and in
 stage families (``train_<task>`` without ELMo, ``train_<task>_elmo`` with cached ELMo layers), so a
 run shared by two tables is trained once and a sparse table never becomes a Cartesian product
@@ -120,6 +120,11 @@ class RunSpec(Strict):
     def family(self) -> str:
         return family(self.task, self.elmo is not None)
 
+    @property
+    def features_path(self) -> str | None:
+        """The cached layers the run reads (:func:`features_dir` of its biLM); None without ELMo."""
+        return None if self.elmo is None else features_dir(self.task, self.elmo.bilm)
+
 
 class TableRuns(Strict):
     """The runs one table reads: every (task, ELMo spec, seed, fraction) combination listed."""
@@ -156,7 +161,7 @@ def table_job(table: str) -> str:
     return "main" if table in MAIN_TABLES else "analysis"
 
 
-def render_runs(tables: dict, elmo_specs: dict) -> dict[str, dict[str, dict[str, dict]]]:
+def listed_runs(tables: dict, elmo_specs: dict) -> dict[str, dict[str, dict[str, dict]]]:
     """The ``runs`` section: ``{job: {family: {run id: run spec as a plain dict}}}`` for every run
     that some table in ``tables`` lists, each once. A run that a main-job table lists
     (:data:`MAIN_TABLES`) belongs to the main job, any other to the analysis job. Every job holds
@@ -194,11 +199,6 @@ def job_runs(runs_section: dict, job: str | None = None) -> dict[str, dict]:
     """The run specs (plain dicts) of a rendered ``runs`` section by id: one job's, or every job's."""
     jobs = [job] if job is not None else list(runs_section)
     return {rid: spec for j in jobs for items in runs_section.get(j, {}).values() for rid, spec in items.items()}
-
-
-def all_runs(runs_section: dict) -> dict[str, RunSpec]:
-    """Every run of a rendered ``runs`` section by id (validated)."""
-    return {rid: RunSpec.model_validate(spec) for rid, spec in job_runs(runs_section).items()}
 
 
 def find_run(runs_section: dict, run_id: str) -> tuple[str, str, RunSpec] | None:

@@ -23,6 +23,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .viterbi import viterbi_decode
+
 FORBIDDEN = -10000.0
 
 
@@ -155,19 +157,4 @@ class ConditionalRandomField(nn.Module):
         Returns:
             B lists of tag indices, each of its sentence's length.
         """
-        start, trans, end = self._scores(constrained=True)
-        score = start + emissions[:, 0]                                         # (B, K)
-        backpointers = []
-        for t in range(1, emissions.size(1)):
-            best, best_from = (score.unsqueeze(2) + trans).max(dim=1)           # (B, K) over previous tag
-            score = torch.where(mask[:, t:t + 1], best + emissions[:, t], score)
-            backpointers.append(best_from)
-        last = (score + end).argmax(dim=1).tolist()
-        pointers = torch.stack(backpointers).tolist() if backpointers else []  # (T-1, B, K)
-        paths = []
-        for b, length in enumerate(mask.sum(1).tolist()):
-            path = [last[b]]
-            for t in range(length - 2, -1, -1):
-                path.append(pointers[t][b][path[-1]])
-            paths.append(path[::-1])
-        return paths
+        return viterbi_decode(emissions, mask, *self._scores(constrained=True))

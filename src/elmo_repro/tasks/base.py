@@ -101,6 +101,15 @@ def pad_layers(layers: list[np.ndarray], lengths: Sequence[int]) -> np.ndarray:
     return out
 
 
+def pad_ids(sequences: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Right-pad (T_i,) id arrays with 0: ids (B, T), mask (B, T) bool, lengths (B,)."""
+    lengths = np.array([len(s) for s in sequences], dtype=np.int64)
+    ids = np.zeros((len(sequences), int(lengths.max())), dtype=np.int64)
+    for row, s in enumerate(sequences):
+        ids[row, :len(s)] = s
+    return ids, np.arange(ids.shape[1])[None, :] < lengths[:, None], lengths
+
+
 def get_task(name: str) -> Task:
     """The registered task ``name``.
 
@@ -109,4 +118,4 @@ def get_task(name: str) -> Task:
     """
     # Imported by name, so a stage's static import scan (workflow/imports.py) does not make every
     # task's runs depend on every task's code: the registry adds the run's own task package.
-    return importlib.import_module(f"{__package__}.{declaration(name).name}").TASK
+    return importlib.import_module(f"{__package__}.{declaration(name).name}.task").TASK

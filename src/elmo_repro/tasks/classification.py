@@ -33,15 +33,6 @@ def build_word_vocab(vectors: tuple[list[str], np.ndarray], tokens: Iterable[str
     return WordVocab(word_index, embeddings, tuple(labels))
 
 
-def pad_ids(sequences: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Right-pad (T_i,) id arrays with 0: ids (B, T), mask (B, T) bool, lengths (B,)."""
-    lengths = np.array([len(s) for s in sequences], dtype=np.int64)
-    ids = np.zeros((len(sequences), int(lengths.max())), dtype=np.int64)
-    for row, s in enumerate(sequences):
-        ids[row, :len(s)] = s
-    return ids, np.arange(ids.shape[1])[None, :] < lengths[:, None], lengths
-
-
 def accuracy(gold: Sequence[Any], predicted: Sequence[Any]) -> dict[str, float]:
     """``{"accuracy": percent of predictions equal to the gold label}``.
 

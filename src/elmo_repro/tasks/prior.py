@@ -4,7 +4,7 @@ anything from its input.
 A classifier that ignores its input does best by predicting the training label frequencies; its
 mean cross-entropy is then their entropy, -Σ p_c ln p_c (ln 5 = 1.609 for five balanced classes,
 ln 3 = 1.099 for three). The floor stage records it (``prior_train_loss``) and the tables flag a
-run whose training loss never fell clearly below it (:mod:`elmo_repro.tables`). NER's CRF loss has
+run whose training loss never fell clearly below it (:mod:`elmo_repro.views.runs`). NER's CRF loss has
 no such closed form (and its runs never sit there), so it has none.
 """
 

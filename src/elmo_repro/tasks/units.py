@@ -45,7 +45,7 @@ def span_f1(totals: np.ndarray) -> np.ndarray:
 def coref_average_f1(totals: np.ndarray) -> np.ndarray:
     """The CoNLL average F1 in percent (mean of MUC, B³ and CEAFφ4 F1) from unit (document)
     vectors of 12: for each metric in that order, recall numerator, recall denominator, precision
-    numerator, precision denominator: the sums :func:`elmo_repro.metrics.coref.coref_scores`
+    numerator, precision denominator: the sums :func:`elmo_repro.tasks.coref.metric.coref_scores`
     accumulates (the reference scorer v8.01 micro-averages over documents the same way). Shape
     ``[..., 12]`` → ``[...]``."""
     f1s = []

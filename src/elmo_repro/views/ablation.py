@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..experiments.tasks import TASKS
 from ..io import read_json
-from ..tables import read_paper_table
+from .runs import read_paper_table
 from . import Output
 from .bootstrap import COMPARISON_HEADER, RESAMPLES, compare, comparison_row, holm_table, significance_note
 from .labels import LABELS

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..io import read_json
-from ..probe_tables import render_cove
+from .probes import render_cove
 from . import Output
 
 

@@ -16,7 +16,7 @@ so the x axis is each run's own ``train_examples``. Writes
 
 A run **never learned** when its dev metric is not above the task's floor (its trivial baseline),
 or, for a classifier, when its training loss never fell clearly below the label prior's
-(:meth:`elmo_repro.tables.Run.never_learned`). The paper trained every point to convergence; a
+(:meth:`elmo_repro.views.runs.Run.never_learned`). The paper trained every point to convergence; a
 small-data run here gets the full run's updates (``small_data: updates``; the ``updates`` column).
 
 **The finding tested** (§5.4, "ELMo's gain is larger with less training data"): on each split, per
@@ -37,7 +37,7 @@ import pandas as pd
 from ..experiments.specs import NO_ELMO, RUNS_DIRS
 from ..experiments.tasks import TASKS
 from ..io import InputError, read_json
-from ..tables import NEVER_LEARNED, Run, read_train_loss
+from .runs import NEVER_LEARNED, Run, read_train_loss
 from . import Output
 from .bootstrap import COMPARISON_HEADER, RESAMPLES, comparison_row, contrast, holm_table, significance_note
 from .query import TableRun, table_runs

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..experiments.rendering import run_content
-from ..experiments.specs import NO_ELMO, RUNS_DIRS, ElmoSpec, RunSpec, TableRuns, resolve_elmo, run_id
+from ..experiments.specs import NO_ELMO, RUNS_DIRS, ElmoSpec, RunSpec, TableRuns, resolve_elmo
 from ..io import InputError
 
 

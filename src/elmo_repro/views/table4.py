@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..io import read_json
-from ..probe_tables import render_table4
+from .probes import render_table4
 from . import Output
 
 

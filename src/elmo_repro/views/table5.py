@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..probe_tables import load_wsd_rows, render_table5, table5
+from .probes import load_wsd_rows, render_table5, table5
 from . import Output
 
 

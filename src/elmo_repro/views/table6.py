@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..probe_tables import load_pos_rows, render_table6, table6
+from .probes import load_pos_rows, render_table6, table6
 from . import Output
 
 

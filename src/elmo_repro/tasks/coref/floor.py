@@ -1,7 +1,7 @@
 """The coreference floor: names clustered by identical string, pronouns linked to the nearest name.
 
 A rule-based baseline that reads no training data, scored by the same scorer as the model
-(:mod:`elmo_repro.metrics.coref`):
+(:mod:`elmo_repro.tasks.coref.metric`):
 
 * **Names**: maximal runs of capitalised tokens (first letter upper-case) that are not pronouns;
   a run of one token at the start of a sentence counts only when the document never has that word

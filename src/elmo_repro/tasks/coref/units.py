@@ -1,5 +1,5 @@
 """Coreference's evaluation units for the paired bootstrap (:mod:`elmo_repro.significance`):
-documents, each with its 12 MUC, B³ and CEAFφ4 counts (:func:`~elmo_repro.metrics.coref.
+documents, each with its 12 MUC, B³ and CEAFφ4 counts (:func:`~elmo_repro.tasks.coref.metric.
 document_counts`; singletons removed from the key, as the task's primary score), so
 :func:`~elmo_repro.tasks.units.coref_average_f1` of their sum is the task's average F1.
 Each run writes them beside its metrics (``units.csv``)."""
@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...metrics.coref import document_counts, remove_singletons
 from ..units import coref_average_f1 as reduce  # noqa: F401  (the metric of the summed statistics)
-from . import clusters_of
+from .metric import clusters_of, document_counts, remove_singletons
 
 UNIT = "document"
 METRIC = "avg_f1"

@@ -11,13 +11,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from ...data.conll import bioul_to_iob2
 from ...elmo.injection import ElmoInjection
 from ...experiments.specs import ElmoSpec
 from ...nn.bilstm import BiLSTM
 from ...nn.char_cnn import CharCNN
 from ...nn.crf import ConditionalRandomField, allowed_transitions
 from ..word_embeddings import word_lookup
+from .reader import bioul_to_iob2
 
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 from seqeval.metrics.sequence_labeling import get_entities
 
-from ...data.conll import to_iob2
 from ..units import span_f1 as reduce  # noqa: F401  (the metric of the summed statistics)
 from ..units import grouped
+from .reader import to_iob2
 
 UNIT = "sentence"
 METRIC = "f1"

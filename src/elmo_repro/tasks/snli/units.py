@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..units import mean_percent as reduce  # noqa: F401  (the metric of the summed statistics)
 from ..classification_units import grouped_accuracy
-from . import TASK
+from ..units import mean_percent as reduce  # noqa: F401  (the metric of the summed statistics)
+from .reader import LABELS
 
 UNIT = "premise"
 METRIC = "accuracy"
@@ -18,4 +18,4 @@ COLUMNS = ("correct", "examples")   # the statistics, as units.csv names them
 
 def statistics(examples: list[dict], predictions: list[int]) -> tuple[list[str], np.ndarray]:
     """``(unit keys, [units, 2])`` (:func:`..classification_units.grouped_accuracy`)."""
-    return grouped_accuracy(TASK.labels, "premise", examples, predictions)
+    return grouped_accuracy(LABELS, "premise", examples, predictions)

@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...data.squad import sentence_bounds
+from .reader import sentence_bounds
 
 MAX_TOKENS = 5
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...data.squad import span_text
-from ...metrics.squad import token_f1
 from ..units import mean_percent as reduce  # noqa: F401  (the metric of the summed statistics)
 from ..units import grouped
+from .metric import token_f1
+from .reader import span_text
 
 UNIT = "paragraph"
 METRIC = "f1"

@@ -2,7 +2,7 @@
 predicate (before it, the predicate itself, after it; the distance clipped at ``max_distance``).
 
 A tagger that reads no word and no context scores this; scored by the same scorer as the model
-(:mod:`elmo_repro.metrics.srl_eval`). Its sequences are read as the scorer reads any BIO tags (a
+(:mod:`elmo_repro.tasks.srl.metric`). Its sequences are read as the scorer reads any BIO tags (a
 stray ``I-X`` starts a phrase).
 """
 

@@ -24,8 +24,8 @@ from torch import nn
 
 from ...elmo.injection import ElmoInjection
 from ...experiments.specs import ElmoSpec
-from ...nn.viterbi import bio_constraints, constrained_viterbi
 from ...nn.highway_lstm import AlternatingHighwayLSTM
+from ...nn.viterbi import bio_constraints, constrained_viterbi
 from ..word_embeddings import word_lookup
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...metrics.srl_eval import arguments, bio_to_spans, score_proposition
 from ..units import span_f1 as reduce  # noqa: F401  (the metric of the summed statistics)
 from ..units import grouped
+from .metric import arguments, bio_to_spans, score_proposition
 
 UNIT = "sentence"
 METRIC = "f1"

@@ -1,1 +1,0 @@
-"""Task scorers: entity-level span F1 for NER (conlleval semantics, via seqeval)."""
