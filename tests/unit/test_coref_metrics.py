@@ -74,11 +74,39 @@ def test_the_reader_keeps_document_offsets_and_nested_mentions(tmp_path):
     assert doc["clusters"] == [[(0, 1), (3, 3)], [(3, 4), (4, 4)]]          # cluster 1 nests in itself
 
 
+def read_text(tmp_path, text: str) -> list[dict]:
+    path = tmp_path / "t.conll"
+    path.write_text(text)
+    return read_coref_conll(path)
+
+
+def test_a_cell_is_read_as_the_reference_scorer_reads_it(tmp_path):
+    """CorScorer.pm (v8.01) takes a cell's one-token mentions, then its openings, then its closings,
+    whatever separates them; a double antecedent is dropped; a trailing tab leaves the cell empty."""
+    # several mentions opening and closing in one cell, without "|"
+    (doc,) = read_text(tmp_path, "#begin document (t);\nt\t0\t0\tb1\t(1(2\nt\t0\t1\tb2\t-\n"
+                                 "t\t0\t2\tb3\t1)2)\nt\t0\t3\t.\t-\t\n#end document\n")
+    assert doc["clusters"] == [[(0, 2)], [(0, 2)]] and doc["sentences"] == [["b1", "b2", "b3", "."]]
+    # openings before closings: "1)|(1" closes the mention it opens, the one opened before stays open
+    (doc,) = read_text(tmp_path, "#begin document (t);\nt\t0\t0\ta\t(1\nt\t0\t1\tb\t1)|(1\n"
+                                 "t\t0\t2\tc\t1)\n#end document\n")
+    assert doc["clusters"] == [[(0, 2), (1, 1)]]
+    (doc,) = read_text(tmp_path, "#begin document (t);\nt\t0\t0\ta\t(1+2)|(3)\n#end document\n")
+    assert doc["clusters"] == [[(0, 0)]]
+
+
+def test_two_column_files_of_the_scorers_tests_are_read(tmp_path):
+    """The scorer's own test files hold a doc id and the coreference column only: no word."""
+    (doc,) = read_text(tmp_path, "#begin document (t);\nt\t(1\nt\t1)\n\nt\t(2)\nt\t-\n#end document\n")
+    assert doc["sentences"] == [["", ""], ["", ""]] and doc["clusters"] == [[(0, 1)], [(2, 2)]]
+
+
 @pytest.mark.parametrize("text, line, problem", [
     ("#begin document (d); part 0\nd\t0\t0\tx\t_\t(3\n#end document\n", 3, "cluster 3 opened on line 2 never closes"),
     ("#begin document (d); part 0\nd\t0\t0\tx\t_\t3)\n#end document\n", 2, "closes no open mention"),
     ("d\t0\t0\tx\t_\t(3)\n", 1, "outside any document"),
-    ("#begin document (d); part 0\nd\t0\t0\tx\t_\t(3x\n#end document\n", 2, "is not '(N'"),
+    ("#begin document (d); part 0\nd\t0\t0\tx\t_\t(3x\n#end document\n", 2, "holds something other than"),
+    ("#begin document (d); part 0\nd\n#end document\n", 2, "1 column"),
     ("#begin document (d); part 0\n#begin document (e); part 0\n", 2, "inside the document begun on line 1"),
 ])
 def test_malformed_coreference_names_the_file_and_line(tmp_path, text, line, problem):

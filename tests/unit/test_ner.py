@@ -106,7 +106,7 @@ def train(data, vectors, seed, features=None, epochs=2, lr=0.01, dropout=0.5, lo
     cfg = {"trainer": {"epochs": epochs, "batch_size": 32, "eval_batch_size": 128,
                        "optimizer": {"name": "adam", "lr": lr}, "grad_clip": 5.0, "max_train_examples": 200},
            "model": {"char_embedding_dim": 8, "char_filters": 16, "char_kernel": 3, "lstm_hidden": 16,
-                     "lstm_layers": 1, "dropout": dropout}}
+                     "lstm_layers": 1, "dropout": dropout, "crf_start_end": False}}
     elmo = ElmoSpec(placement="both", l2_coef=0.001) if features is not None else None
     spec = RunSpec(task="ner", elmo_name="elmo" if elmo else "baseline", elmo=elmo, seed=seed, train_fraction=1.0)
     layers = None

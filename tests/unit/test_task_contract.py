@@ -24,7 +24,7 @@ CONFIGS = {
     "ner": {"trainer": {"epochs": 8, "batch_size": 8, "eval_batch_size": 16,
                         "optimizer": {"name": "adam", "lr": 0.02}, "grad_clip": 5.0, "max_train_examples": 0},
             "model": {"char_embedding_dim": 8, "char_filters": 8, "char_kernel": 3, "lstm_hidden": 16,
-                      "lstm_layers": 1, "dropout": 0.1}},
+                      "lstm_layers": 1, "dropout": 0.1, "crf_start_end": False}},
     "sst5": {"vectors": "data/vectors/vectors.txt", "data": {"phrases": False},
              "trainer": {"epochs": 10, "batch_size": 8, "eval_batch_size": 16,
                          "optimizer": {"name": "adam", "lr": 0.01}, "grad_clip": 5.0, "max_train_examples": 0},

@@ -76,3 +76,31 @@ def test_non_finite_loss_stops_with_epoch_and_batch():
     model = Exploding()
     with pytest.raises(ValueError, match="epoch 2, batch 3"):
         train_epoch(model, torch.optim.SGD(model.parameters(), lr=0.1), Split(), [[0]] * 5, 5.0, epoch=2)
+
+
+@pytest.mark.parametrize("kind, expected", [
+    # gradient (3, -0.5, 4): its norm 5.02 scaled to 1, or each element clamped to [-1, 1]
+    ("norm", [3.0, -0.5, 4.0] / np.linalg.norm([3.0, -0.5, 4.0])),
+    ("value", [1.0, -0.5, 1.0]),
+])
+def test_gradient_clipping_by_norm_or_by_element(kind, expected):
+    from elmo_repro.training.trainer import train_epoch
+
+    class Linear(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.zeros(3, dtype=torch.float64))
+
+        def loss(self, batch):
+            return (self.w * torch.tensor([3.0, -0.5, 4.0], dtype=torch.float64)).sum()
+
+    class Split:
+        device = torch.device("cpu")
+
+        def batch(self, indices):
+            return {}
+
+    model = Linear()
+    train_epoch(model, torch.optim.SGD(model.parameters(), lr=1.0), Split(), [[0]], 1.0, epoch=1,
+                grad_clip_kind=kind)
+    np.testing.assert_allclose(-model.w.detach().numpy(), expected, rtol=1e-6)   # one SGD step of lr 1

@@ -46,7 +46,8 @@ class TrainerConfig(Strict):
     batch_size: int = Field(ge=1)                        # training examples per update
     eval_batch_size: int = Field(ge=1)
     optimizer: OptimizerConfig
-    grad_clip: float = Field(gt=0)                       # gradient-norm clip
+    grad_clip: float = Field(gt=0)                       # gradient clip: the global norm's bound, or
+    grad_clip_kind: Literal["norm", "value"] = "norm"    # with "value" each element's (allennlp grad_clipping)
     max_train_examples: int = Field(ge=0)                # 0 = all
     lr_plateau: PlateauConfig | None = None              # None: a constant learning rate
     ema: float | None = Field(default=None, ge=0, lt=1)  # decay of a weight average used for evaluation

@@ -82,15 +82,22 @@ class ConditionalRandomField(nn.Module):
         constraints: allowed (from, to) pairs, indices as in :func:`allowed_transitions`
             (``num_tags`` = START, ``num_tags + 1`` = END); ``None`` allows everything.
         constrain_training: apply the constraints in :meth:`log_likelihood` too (see module doc).
+        include_start_end: learn ``start`` and ``end`` scores (allennlp's
+            ``include_start_end_transitions``); False keeps them 0 (no parameters), as allennlp's
+            ELMo NER configuration does. The constraints on the first and last tag hold either way.
     """
 
     def __init__(self, num_tags: int, constraints: list[tuple[int, int]] | None = None,
-                 constrain_training: bool = True):
+                 constrain_training: bool = True, include_start_end: bool = True):
         super().__init__()
         self.num_tags, self.constrain_training = num_tags, constrain_training
         self.transitions = nn.Parameter(torch.empty(num_tags, num_tags))      # [from, to]
-        self.start_transitions = nn.Parameter(torch.zeros(num_tags))
-        self.end_transitions = nn.Parameter(torch.zeros(num_tags))
+        if include_start_end:
+            self.start_transitions = nn.Parameter(torch.zeros(num_tags))
+            self.end_transitions = nn.Parameter(torch.zeros(num_tags))
+        else:
+            self.register_buffer("start_transitions", torch.zeros(num_tags), persistent=False)
+            self.register_buffer("end_transitions", torch.zeros(num_tags), persistent=False)
         nn.init.xavier_normal_(self.transitions)
         allowed = torch.ones(num_tags + 2, num_tags + 2, dtype=torch.bool)
         if constraints is not None:

@@ -18,7 +18,7 @@ supplies reading, encoding, collation, the model and the metric.
   (the paper trained every point of its Figure 1 to convergence). ``updates`` in the metrics
   counts the steps taken.
 * Updates: the optimizer from config (Adam, Adadelta or SGD), the gradient norm clipped to
-  ``grad_clip``; with ``lr_plateau`` the learning rate is multiplied by its ``factor`` after
+  ``grad_clip`` (or, with ``grad_clip_kind: value``, each gradient element clamped to it); with ``lr_plateau`` the learning rate is multiplied by its ``factor`` after
   ``patience`` epochs without a better dev metric (ESIM's schedule). A non-finite loss stops the
   run naming the epoch and batch.
 * Weight average: with ``ema`` (a decay), an exponential moving average of the weights is updated
@@ -280,7 +280,8 @@ def train_run(task: Task, spec: RunSpec, cfg: dict, data: dict[str, list[dict]],
             loss = train_epoch(model, run.optimizer, train_split,
                                epoch_batches(train_split.lengths, trainer["batch_size"], run.rng,
                                              n_batches if matched else None),
-                               trainer["grad_clip"], epoch, progress, ema, precision)
+                               trainer["grad_clip"], epoch, progress, ema, precision,
+                               trainer.get("grad_clip_kind", "norm"))
             seconds.append(time.monotonic() - start)
             with ema.applied() if ema is not None else contextlib.nullcontext():
                 dev_predictions = predict(model, splits["dev"], eval_size, precision)
@@ -322,8 +323,11 @@ def cpu_copy(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
 def train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, split: EncodedSplit, batches: list[list[int]],
                  grad_clip: float, epoch: int, progress: Progress | None = None,
-                 ema: WeightAverage | None = None, precision: str = "fp32") -> float:
+                 ema: WeightAverage | None = None, precision: str = "fp32", grad_clip_kind: str = "norm") -> float:
     """One pass over the batches (``ema`` updated after each step); returns the mean training loss per batch.
+    ``grad_clip_kind``: ``norm`` scales the gradients to a global norm of at most ``grad_clip``
+    (allennlp's ``grad_norm``), ``value`` clamps each element to ±``grad_clip`` (its
+    ``grad_clipping``, the SRL configuration's).
 
     Raises:
         ValueError: a non-finite loss (the epoch and batch are named; nothing is saved after it).
@@ -338,7 +342,10 @@ def train_epoch(model: nn.Module, optimizer: torch.optim.Optimizer, split: Encod
                              "lower the learning rate or check the inputs")
         optimizer.zero_grad()
         loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), grad_clip, foreach=True)
+        if grad_clip_kind == "value":
+            nn.utils.clip_grad_value_(model.parameters(), grad_clip, foreach=True)
+        else:
+            nn.utils.clip_grad_norm_(model.parameters(), grad_clip, foreach=True)
         optimizer.step()
         if ema is not None:
             ema.update()

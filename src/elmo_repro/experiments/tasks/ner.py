@@ -20,6 +20,8 @@ class NerModelConfig(Strict):
     lstm_hidden: int = Field(ge=1)                       # per direction
     lstm_layers: int = Field(ge=1)
     dropout: float = Field(ge=0, lt=1)
+    crf_start_end: bool                                  # learned first/last-tag scores (allennlp's ELMo
+                                                         # NER config: include_start_end_transitions false)
 
 
 class NerConfig(Strict):

@@ -2,11 +2,14 @@
 
 A file holds documents, each between ``#begin document (<id>); part <n>`` and ``#end document``;
 one token per line, tab- (or space-) separated columns ``doc id, part, token index, word, ...``
-with the coreference column last; a blank line ends a sentence. The coreference column is ``-``
-(or ``_``, or empty in LitBank) or ``|``-separated parts: ``(12`` opens a mention of cluster 12 at
-this token, ``12)`` closes the latest open mention of 12, ``(12)`` is a one-token mention.
-Mentions of one cluster may nest, so each cluster id keeps its own stack of open mentions, as the
-reference scorer (v8.01) reads them.
+with the coreference column last; a blank line ends a sentence. A cell of the coreference column
+is read as the reference scorer (v8.01, ``CorScorer.pm``'s ``GetCoreference``) reads it: ``-``,
+``_`` or empty for none; otherwise every ``(N)`` is a one-token mention of cluster N, then every
+``(N`` opens one, then every ``N)`` closes the latest open mention of N, whatever separates them
+(``(1|(3``, ``(1(3`` and ``1)3)`` alike); a double antecedent ``(N+M)`` is dropped, as there.
+Mentions of one cluster may nest, so each cluster id keeps its own stack of open mentions. Lines
+with fewer than four columns (the scorer's own test files have ``doc id`` and the coreference
+column only) have no word: their tokens are empty strings, enough to score, not to train on.
 """
 
 from __future__ import annotations
@@ -17,9 +20,35 @@ from pathlib import Path
 
 from ...io import InputError, iter_lines
 
-_PART = re.compile(r"^(\()?(\d+)(\))?$")
+_DOUBLE = re.compile(r"\((\d+\+\d)\)")         # a double antecedent: dropped, as the scorer does
+_SINGLE = re.compile(r"\((\d+)\)")
+_OPEN = re.compile(r"\((\d+)")
+_CLOSE = re.compile(r"(\d+)\)")
+_SEPARATORS = set("|-_ \t")               # and "-", "_" or "" for a cell without mentions
 _BEGIN = re.compile(r"^#begin document \(?([^);]*)\)?;?(?: part (\d+))?")
-EMPTY = ("-", "_", "")
+
+
+def _take(pattern: re.Pattern, text: str) -> tuple[list[str], str]:
+    """Remove the first match of ``pattern`` until none is left (the scorer's ``while s///``, so a
+    match formed by a removal counts too): the matched cluster ids in order, and what is left."""
+    ids = []
+    while (match := pattern.search(text)) is not None:
+        ids.append(match.group(1))
+        text = text[:match.start()] + text[match.end():]
+    return ids, text
+
+
+def parse_cell(cell: str) -> tuple[list[str], list[str], list[str]] | tuple[None, None, None]:
+    """A coreference cell's one-token mentions, openings and closings (cluster ids), taken in the
+    scorer's order (module doc); ``(None, None, None)`` when something other than separators is
+    left over (the scorer would skip it silently)."""
+    _, rest = _take(_DOUBLE, cell)
+    singles, rest = _take(_SINGLE, rest)
+    opens, rest = _take(_OPEN, rest)
+    closes, rest = _take(_CLOSE, rest)
+    if set(rest) - _SEPARATORS:
+        return None, None, None
+    return singles, opens, closes
 
 
 def read_coref_conll(path: str | os.PathLike) -> list[dict]:
@@ -33,9 +62,10 @@ def read_coref_conll(path: str | os.PathLike) -> list[dict]:
 
     Raises:
         InputError: naming the file and line, for a token or a ``#end`` outside a document, a
-            ``#begin`` inside one, a coreference part that is not ``(N``, ``N)`` or ``(N)``, a
-            ``N)`` with no open mention of N, a mention still open at ``#end document`` (naming
-            the line it opened on), or a document never ended.
+            ``#begin`` inside one, a line of one column, a coreference cell holding anything but
+            ``(N``, ``N)``, ``(N)``, ``(N+M)`` and separators, a ``N)`` with no open mention of N,
+            a mention still open at ``#end document`` (naming the line it opened on), or a
+            document never ended.
     """
     path = Path(path)
     documents: list[dict] = []
@@ -74,24 +104,24 @@ def read_coref_conll(path: str | os.PathLike) -> list[dict]:
         if doc is None:
             raise InputError(path, "a token line outside any document (no #begin document before it)", line=number)
         columns = line.split("\t") if "\t" in line else line.split()
-        if len(columns) < 4:
-            raise InputError(path, f"{len(columns)} columns, expected at least 4 (doc id, part, index, word)",
-                             line=number)
-        sentence.append(columns[3])
-        coref = columns[-1].strip() if len(columns) > 4 else ""
-        if coref not in EMPTY:
-            for part in coref.split("|"):
-                match = _PART.match(part)
-                if match is None or (match.group(1) is None and match.group(3) is None):
-                    raise InputError(path, f"coreference part {part!r} is not '(N', 'N)' or '(N)'", line=number)
-                cluster = match.group(2)
-                if match.group(1):
-                    opened.setdefault(cluster, []).append((token, number))
-                if match.group(3):
-                    if not opened.get(cluster):
-                        raise InputError(path, f"{part!r} closes no open mention of cluster {cluster}", line=number)
-                    start, _ = opened[cluster].pop()
-                    mentions.setdefault(cluster, []).append((start, token))
+        if len(columns) < 2:
+            raise InputError(path, "1 column, expected the coreference column after the doc id (or doc id, "
+                                   "part, index, word, ..., coreference)", line=number)
+        sentence.append(columns[3] if len(columns) >= 4 else "")
+        coref = columns[-1].strip() if len(columns) != 4 else ""
+        singles, opens, closes = parse_cell(coref)
+        if singles is None:
+            raise InputError(path, f"coreference cell {coref!r} holds something other than '(N', 'N)', '(N)' "
+                                   "and separators", line=number)
+        for cluster in singles:
+            mentions.setdefault(cluster, []).append((token, token))
+        for cluster in opens:
+            opened.setdefault(cluster, []).append((token, number))
+        for cluster in closes:
+            if not opened.get(cluster):
+                raise InputError(path, f"'{cluster})' closes no open mention of cluster {cluster}", line=number)
+            start, _ = opened[cluster].pop()
+            mentions.setdefault(cluster, []).append((start, token))
         token += 1
     if doc is not None:
         raise InputError(path, f"the document begun on line {begin_line} has no #end document")

@@ -29,7 +29,7 @@ class NerTagger(nn.Module):
         n_chars: character vocabulary size (with PAD and UNK).
         labels: BIOUL label strings; the CRF forbids transitions invalid in BIOUL.
         cfg: ``tasks.ner.model`` (char_embedding_dim, char_filters, char_kernel, lstm_hidden,
-            lstm_layers, dropout).
+            lstm_layers, dropout, crf_start_end).
         elmo: the run's resolved ELMo spec, or None (no ELMo).
         elmo_shape: (L+1, D) of the biLM layers; required with ``elmo``.
     """
@@ -46,7 +46,8 @@ class NerTagger(nn.Module):
         self.lstm = BiLSTM(self.words.embedding_dim + self.chars.output_dim + extra_in, cfg["lstm_hidden"],
                            cfg["lstm_layers"], cfg["dropout"])
         self.projection = nn.Linear(self.lstm.output_dim + extra_out, len(labels))
-        self.crf = ConditionalRandomField(len(labels), allowed_transitions(labels))
+        self.crf = ConditionalRandomField(len(labels), allowed_transitions(labels),
+                                          include_start_end=cfg["crf_start_end"])
         self.labels = list(labels)
 
     def emissions(self, batch: dict) -> torch.Tensor:
