@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -48,6 +49,15 @@ def group_seconds(report: Path) -> dict[str, float]:
     return {name: round(value, 1) for name, value in seconds.items()}
 
 
+def machine() -> str:
+    """The CPU the suite ran on, as the README names machines: cores, vendor model, AVX-512 or not."""
+    info = Path("/proc/cpuinfo").read_text(encoding="utf-8") if Path("/proc/cpuinfo").is_file() else ""
+    model = next((line.split(":", 1)[1].strip() for line in info.splitlines() if line.startswith("model name")), "")
+    kind = "AMD EPYC" if "EPYC" in model else "Intel Xeon" if "Xeon" in model else model or "unknown CPU"
+    avx512 = " with AVX-512" if " avx512f" in info else ", no AVX-512"
+    return f"{os.cpu_count()}-core {kind}{avx512}"
+
+
 def main() -> int:
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     with tempfile.TemporaryDirectory() as scratch:
@@ -58,7 +68,8 @@ def main() -> int:
         if status:
             return status
         groups = group_seconds(report)
-    record = {"measured": datetime.date.today().isoformat(), "git_commit": commit, "wall_s": wall, "groups": groups}
+    record = {"measured": datetime.date.today().isoformat(), "git_commit": commit, "machine": machine(),
+              "wall_s": wall, "groups": groups}
     with atomic_open(OUT) as handle:              # the project's atomic write, not a second copy
         handle.write(json.dumps(record, indent=1) + "\n")
     print(f"tests: {wall:.0f} s wall; " + ", ".join(f"{name} {s:.0f} s" for name, s in groups.items()))

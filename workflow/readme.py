@@ -132,10 +132,9 @@ def _job_line(record: dict) -> str:
     command = f"`{record['command']}`"
     if " && " in record["command"]:   # built one target at a time (the note says in how many runs)
         command = f"`{record['command'].split(' && ')[0].rsplit(':', 1)[0]}:<target>` target by target"
+    # one number: the last full measurement; its history (record["note"]) is docs/measurements.md's
     return (f"**{_minutes(record['wall_s'])}** ({command}, {record['started_utc'][:10]}, commit "
-            f"{record['git_commit'][:7]}; {record['stages']} stages: {parts}; "
-            f"{record['outside_stages_s']:.0f} s in all between stages"
-            + (f"; {record['note']}" if record.get("note") else "") + ")")
+            f"{record['git_commit'][:7]}; {record['stages']} stages: {parts})")
 
 
 def requirements() -> str:
@@ -165,13 +164,18 @@ def requirements() -> str:
         f"| set-up (`bash setup.sh`) | {setup['seconds']:.0f} s ({setup['measured']}) |",
         f"| main job (`dvc repro`, from a fresh clone) | {_job_line(main)} |",
         f"| analysis job (`dvc repro analysis/dvc.yaml`) | {analysis} |",
-        f"| tests (`pytest`) | **{_minutes(tests['wall_s'])}** ({tests['measured']}, commit "
-        f"{tests['git_commit'][:7]}: {test_parts}) |",
+        f"| tests (`pytest`) | **{_minutes(tests['wall_s'])}** ({tests['measured'][:10]}, commit "
+        f"{tests['git_commit'][:7]}{', ' + tests['machine'] if tests.get('machine') else ''}: {test_parts}) |",
     ]) + "\n"
 
 
 def _stage_table(record: dict) -> str:
-    lines = ["| stage | seconds | gap before (s) | peak memory (MiB) |", "|---|---|---|---|"]
+    """The measurement's header (command, date, commit, wall time, time between stages, and its
+    history since: ``note``), then every stage with its own time and the gap before it."""
+    head = (f"`{record['command']}`, {record['started_utc'][:10]}, commit {record['git_commit'][:7]}: "
+            f"{_minutes(record['wall_s'])} wall, {record['outside_stages_s']:.0f} s of it between stages"
+            + (f". Since then: {record['note']}" if record.get("note") else "") + ".")
+    lines = [head, "", "| stage | seconds | gap before (s) | peak memory (MiB) |", "|---|---|---|---|"]
     lines += [f"| `{r['stage']}` | {r['seconds']:,.1f} | {r['gap_before']:.1f} | {r.get('peak_rss_mib') or '-'} |"
               for r in record["rows"]]
     return "\n".join(lines) + "\n"
@@ -215,28 +219,6 @@ def resources() -> str:
     return "\n".join(lines) + "\n"
 
 
-def data_sets() -> str:
-    """Every mirror folder the default jobs read, its licence and how to get it (``fetch.rows()``,
-    the manifest that ``docs/data.md`` and a test tie to the registry)."""
-    from elmo_repro import fetch
-
-    rows: dict[str, dict[str, list[str]]] = {}
-    for row in fetch.rows():
-        if not row.default:
-            continue
-        for folder in row.folders:
-            entry = rows.setdefault(folder, {"how": [], "licence": []})
-            entry["how"].append("installed by `setup.sh`" if folder.startswith("probes.") else
-                                f"{'fetched' if row.fetched else 'by hand'} (`{row.name}`)")
-            if row.licence not in entry["licence"]:
-                entry["licence"].append(row.licence)
-    lines = ["| mirror folder | licence | how to get it |", "|---|---|---|"]
-    for folder, entry in rows.items():
-        shown = f"WordNet 3.0 (`{folder}`)" if folder.startswith("probes.") else f"`{folder}/`"  # outside the mirror
-        lines.append(f"| {shown} | {'; '.join(entry['licence'])} | {', '.join(entry['how'])} |")
-    return "\n".join(lines) + "\n"
-
-
 def dag() -> str:
     """Both jobs' DAG as a Mermaid flowchart (GitHub renders it), from ``dvc dag --mermaid`` with
     each ``foreach`` family collapsed to one node (``train_ner_elmo@*``); stages only the analysis job
@@ -276,7 +258,6 @@ def _include(name: str) -> Callable[[], str]:
 
 BLOCKS: dict[str, Callable[[], str]] = {
     "table1": table1, "requirements": requirements, "resources": resources, "dag": dag,
-    "data_sets": data_sets,
     "main_job_stages": main_job_stages, "analysis_job_stages": analysis_job_stages,
     **{f"include_{name.split('.')[0]}": _include(name)
        for name in ("table1_controls.md", "finetuning.md", "table2.md", "table3.md", "table7.md", "table4.md", "table5.md",

@@ -37,7 +37,7 @@ def test_the_prose_check_finds_a_hand_written_number():
 
 def test_the_readme_has_the_blocks_its_sections_promise():
     names = [m.group("name") for m in BLOCK.finditer((ROOT / "README.md").read_text(encoding="utf-8"))]
-    assert names == ["requirements", "data_sets", "table1"]
+    assert names == ["requirements", "table1"]
 
 
 def test_table1_block_quotes_table1_json(tmp_path, monkeypatch):
