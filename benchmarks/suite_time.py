@@ -41,8 +41,10 @@ def group_seconds(report: Path) -> dict[str, float]:
     seconds = dict.fromkeys(GROUPS, 0.0)
     for case in ElementTree.parse(report).iter("testcase"):
         path = case.get("classname", "").replace(".", "/")
-        group = next((name for name, prefixes in GROUPS.items() if path.startswith(tuple(p.removesuffix(".py")
-                                                                                             for p in prefixes))), None)
+        # a file prefix names that module exactly (test_smoke_pipeline is not test_smoke_pipeline_new_task)
+        group = next((name for name, prefixes in GROUPS.items()
+                      if any(path == p.removesuffix(".py") if p.endswith(".py") else path.startswith(p)
+                             for p in prefixes)), None)
         if group is None:
             raise SystemExit(f"{report}: test {case.get('classname')}::{case.get('name')} is in no group of GROUPS")
         seconds[group] += float(case.get("time", 0.0))
