@@ -6,4 +6,4 @@ scorer, model and floor). The pipeline's stages
 (``stages/`` at the repository root) are thin entry points that read ``params.yaml`` and call it.
 """
 
-__version__ = "0.2.0.dev0"   # as pyproject.toml
+__version__ = "0.2.0.dev0"   # pyproject.toml reads it (dynamic version)

@@ -40,8 +40,9 @@ def table1_rows(paper: list[dict[str, str]], runs: list[Run], floors: dict[str, 
     seeds = spec["runs"]["seeds"]
     rows = []
     columns = list(paper[0]) if paper else ["task", "name"]
+    published = {p["task"] for p in paper}
     unpublished = [{**dict.fromkeys(columns, ""), "task": task, "name": info.title}
-                   for task, info in TASKS.items() if task not in {p["task"] for p in paper}]
+                   for task, info in TASKS.items() if task not in published]
     for p in [*paper, *unpublished]:            # a declared task without a paper row: its paper cells "—"
         task = p["task"]
         metric = TASKS[task].metric if task in TASKS else None
